@@ -1,0 +1,131 @@
+"""One error shape for every rule: a path, a stable code and a message a person can act on."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """A broken rule: where (JSON path or HTML location), which rule (stable code), and why."""
+
+    path: str
+    code: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"path": self.path, "code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the gate changed on purpose and tells the endpoint about (e.g. media replaced)."""
+
+    path: str
+    reason: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"path": self.path, "reason": self.reason}
+
+
+def json_path(*parts: str | int) -> str:
+    """Join keys and indexes as `segments[1].data.target`; the root is `$`."""
+    out: list[str] = []
+    for part in parts:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        elif part == "":
+            continue
+        elif _IDENT.match(part):
+            out.append(f".{part}" if out else part)
+        else:
+            escaped = part.replace("\\", "\\\\").replace('"', '\\"')
+            out.append(f'["{escaped}"]')
+    return "".join(out) or "$"
+
+
+def child_path(base: str, *parts: str | int) -> str:
+    """Extend an existing path (`$` counts as empty)."""
+    tail = json_path(*parts)
+    if base in ("", "$"):
+        return tail
+    if tail == "$":
+        return base
+    return base + (tail if tail.startswith("[") else "." + tail)
+
+
+# pydantic's error types, mapped onto our stable codes (unknown types keep their own name).
+_CODES: dict[str, str] = {
+    "extra_forbidden": "unknown_field",
+    "missing": "missing_field",
+    "string_too_short": "too_short",
+    "string_too_long": "too_long",
+    "too_short": "too_short",
+    "too_long": "too_long",
+    "literal_error": "invalid_value",
+    "enum": "invalid_value",
+    "finite_number": "not_finite",
+    "greater_than_equal": "out_of_range",
+    "less_than_equal": "out_of_range",
+    "greater_than": "out_of_range",
+    "less_than": "out_of_range",
+    "string_pattern_mismatch": "invalid_format",
+    "url_parsing": "invalid_url",
+    "url_scheme": "invalid_url",
+    "datetime_from_date_parsing": "invalid_datetime",
+    "datetime_parsing": "invalid_datetime",
+    "datetime_type": "wrong_type",
+}
+_UNION_MEMBER_TYPES = {"str", "int", "float", "bool", "none", "list", "dict", "bytes"}
+
+
+def _code_for(error_type: str) -> str:
+    if error_type in _CODES:
+        return _CODES[error_type]
+    if error_type.endswith("_type") or error_type in ("model_type", "dict_type", "list_type"):
+        return "wrong_type"
+    return error_type
+
+
+def issues_from_validation_error(exc: ValidationError, base: str = "$") -> list[Issue]:
+    """Turn pydantic errors into Issues; errors from union branches collapse into one `wrong_type`."""
+    issues: list[Issue] = []
+    seen_union: set[tuple[str | int, ...]] = set()
+    for err in exc.errors(include_url=False):
+        loc = tuple(err["loc"])
+        if loc and isinstance(loc[-1], str) and loc[-1] in _UNION_MEMBER_TYPES:
+            parent = loc[:-1]
+            if parent in seen_union:
+                continue
+            seen_union.add(parent)
+            issues.append(Issue(child_path(base, *parent), "wrong_type", "has the wrong JSON type"))
+            continue
+        code = _code_for(err["type"])
+        msg = err["msg"]
+        if code == "unknown_field":
+            msg = "is not a field of this closed object"
+        elif code == "missing_field":
+            msg = "is required"
+        issues.append(Issue(child_path(base, *loc), code, msg))
+    return issues
+
+
+def dedupe(issues: Iterable[Issue]) -> list[Issue]:
+    """Keep the first of identical issues, in order."""
+    seen: set[Issue] = set()
+    out: list[Issue] = []
+    for issue in issues:
+        if issue not in seen:
+            seen.add(issue)
+            out.append(issue)
+    return out
+
+
+def as_dicts(issues: Sequence[Issue]) -> list[dict[str, str]]:
+    return [i.as_dict() for i in issues]

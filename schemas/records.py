@@ -1,0 +1,174 @@
+"""The records on replygate's topics (records.md): closed, strict, no coercion."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+STRICT = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+def _iso_datetime(value: str) -> str:
+    """Timestamps stay the producer's text; they must still be ISO 8601 with a zone."""
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError("is not an ISO 8601 timestamp") from None
+    if parsed.tzinfo is None:
+        raise ValueError("has no time zone (use Z or +00:00)")
+    return value
+
+
+Timestamp = Annotated[str, StringConstraints(max_length=64), AfterValidator(_iso_datetime)]
+Id = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+TurnId = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+ContractName = Annotated[
+    str, StringConstraints(min_length=1, max_length=100, pattern=r"^[a-z0-9][a-z0-9._-]*$")
+]
+Platform = Annotated[
+    str, StringConstraints(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9_-]*$")
+]
+
+
+class Record(BaseModel):
+    model_config = STRICT
+
+
+class ModelToolCall(Record):
+    """One tool call in a model's output; only the one named `json` can carry the reply."""
+
+    name: Annotated[str, StringConstraints(max_length=200)]
+    arguments: Any
+
+
+class ModelOutput(Record):
+    text: str | None = None
+    tool_calls: list[ModelToolCall] | None = None
+    reasoning: str | None = None
+
+
+class Context(Record):
+    """What the gate knows about the conversation: who may be mentioned, which fragments exist."""
+
+    sender_id: str | None = None
+    members: Annotated[list[str], Field(max_length=10_000)] | None = None
+    fragments: dict[str, Annotated[list[str], Field(max_length=10_000)]] | None = None
+    language: Annotated[str, StringConstraints(max_length=35)] | None = None
+
+    def mentionable(self) -> frozenset[str]:
+        ids = set(self.members or ())
+        if self.sender_id is not None:
+            ids.add(self.sender_id)
+        return frozenset(ids)
+
+
+EMPTY_CONTEXT = Context()
+
+
+class RawReply(Record):
+    """What an upstream agent service publishes on `replies.raw`."""
+
+    turn_id: TurnId
+    conversation_id: Id
+    platform: Platform
+    contract: ContractName
+    attempt: Annotated[int, Field(ge=0, le=1)]
+    provider: Annotated[str, StringConstraints(max_length=200)] | None = None
+    output: ModelOutput
+    context: Context | None = None
+    produced_at: Timestamp
+
+
+class ToolCall(Record):
+    """A rich-output tool call from an agent, on `toolcalls.raw`."""
+
+    call_id: Id
+    task_id: Id
+    session_id: Id | None = None
+    workspace: Annotated[str, StringConstraints(min_length=1, max_length=255)]
+    tool: Name
+    arguments: Any
+
+
+class TurnControl(Record):
+    turn_id: TurnId
+    conversation_id: Id
+    action: Literal["cancel"]
+
+
+class MaskEntry(Record):
+    rule: str
+    path: str
+    count: Annotated[int, Field(ge=1)]
+
+
+class NoticeEntry(Record):
+    path: str
+    reason: str
+
+
+class ErrorEntry(Record):
+    path: str
+    code: str
+    message: str
+
+
+class Delivery(Record):
+    """What a platform endpoint consumes from `delivery.<platform>`."""
+
+    delivery_id: TurnId
+    turn_id: TurnId
+    conversation_id: Id
+    platform: Platform
+    contract: ContractName
+    kind: Literal["reply", "failure_notice"]
+    message: dict[str, Any]
+    corrected: bool
+    masked: list[MaskEntry]
+    notices: list[NoticeEntry]
+    delivered_at: Timestamp
+
+
+class CorrectionRequest(Record):
+    turn_id: TurnId
+    conversation_id: Id
+    platform: Platform
+    contract: ContractName
+    invalid_output: str
+    errors: list[ErrorEntry]
+    instructions: str
+    deadline: Timestamp
+
+
+class GenericNormalized(Record):
+    input: dict[str, Any] | None
+    output: dict[str, Any] | None
+
+
+class Normalized(Record):
+    generic: GenericNormalized
+
+
+class ToolResultMetadata(Record):
+    normalized: Normalized
+
+
+class ToolResult(Record):
+    call_id: Id
+    task_id: Id
+    tool: Name
+    status: Literal["ok", "error"]
+    text: str
+    metadata: ToolResultMetadata
+
+
+class DeadLetter(Record):
+    source_topic: str
+    partition: Annotated[int, Field(ge=-1)]
+    offset: Annotated[int, Field(ge=-1)]
+    reason: Literal["not_json", "invalid_envelope", "unknown_contract", "record_too_large"]
+    detail: str
+    record: str

@@ -1,0 +1,172 @@
+"""All of replygate's settings in one typed object: REPLYGATE_* environment and an optional file."""
+
+from __future__ import annotations
+
+import os
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+    YamlConfigSettingsSource,
+)
+
+MiB = 1024 * 1024
+
+
+class TopicNames(BaseModel):
+    """Default topic names of records.md; `Settings.topic_prefix` is put before each."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    replies_raw: str = "replies.raw"
+    toolcalls_raw: str = "toolcalls.raw"
+    turns_control: str = "turns.control"
+    corrections: str = "corrections.requests"
+    delivery_prefix: str = "delivery."
+    toolresults: str = "toolresults.kandev"
+    dlq: str = "replies.dlq"
+
+
+class CorrectorSettings(BaseModel):
+    """The optional built-in corrector: one completion against an OpenAI-compatible endpoint."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    base_url: str = "http://127.0.0.1:8000/v1"
+    model: str = "gpt-4o-mini"
+    api_key: SecretStr = SecretStr("")
+    timeout_seconds: float = Field(default=30.0, gt=0, le=300)
+
+
+class KafkaSecurity(BaseModel):
+    """SASL and TLS for the broker connection; secrets never appear in logs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
+    sasl_username: str = ""
+    sasl_password: SecretStr = SecretStr("")
+    ssl_cafile: Path | None = None
+    ssl_certfile: Path | None = None
+    ssl_keyfile: Path | None = None
+
+
+class Settings(BaseSettings):
+    """Everything a worker or `replygate check` needs; environment wins over the config file."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="REPLYGATE_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    # Kafka and topology
+    kafka_bootstrap_servers: str = "localhost:9092"
+    kafka_security: KafkaSecurity = KafkaSecurity()
+    app_id: str = "replygate"
+    topic_prefix: str = ""
+    topics: TopicNames = TopicNames()
+    # Delivery topics made by `replygate topics`; with closed_platforms, any other platform
+    # is a dead letter instead of a new topic.
+    platforms: list[str] = Field(default_factory=lambda: ["im", "ide", "assistant"])
+    closed_platforms: bool = False
+    partitions: int = Field(default=8, ge=1, le=1024)
+    replication_factor: int = Field(default=1, ge=1, le=16)
+    processing_guarantee: Literal["at_least_once", "exactly_once"] = "at_least_once"
+    data_dir: Path = Path(".run/worker-data")
+    store: str = "memory://"
+
+    # Bounds: every input is someone's attack
+    max_record_bytes: int = Field(default=1 * MiB, ge=1024)
+    max_attachment_bytes: int = Field(default=25 * MiB, ge=1)
+    max_csv_bytes: int = Field(default=256 * 1024, ge=1)
+    dead_letter_record_bytes: int = Field(default=64 * 1024, ge=1024)
+
+    # Files the gate may read
+    workspaces_root: Path = Path("workspaces")
+    media_root: Path = Path("media")
+
+    # Correction loop
+    correction_deadline_seconds: float = Field(default=30.0, gt=0, le=3600)
+    deadline_scan_interval_seconds: float = Field(default=0.5, gt=0, le=60)
+
+    # Host texts (never model text)
+    failure_notice_text: str = (
+        "Sorry, I could not put together a proper answer this time. Please try again."
+    )
+    attachment_unavailable_text: str = "[attachment unavailable]"
+
+    # Leak masking: literal values (canaries, known secrets) and extra patterns (rule id -> regex)
+    leak_literals: list[SecretStr] = Field(default_factory=list)
+    leak_patterns: dict[str, str] = Field(default_factory=dict)
+
+    # Contracts a deployment registers: name -> "module:attribute" of a ReplyContract
+    extra_contracts: dict[str, str] = Field(default_factory=dict)
+
+    corrector: CorrectorSettings = CorrectorSettings()
+
+    # Operations
+    metrics_port: int = Field(default=9108, ge=0, le=65535)
+    web_port: int = Field(default=6066, ge=0, le=65535)
+    shutdown_timeout_seconds: float = Field(default=20.0, gt=0, le=600)
+
+    config_file: Path | None = None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, *_config_sources(_config_file.get()))
+
+    def topic(self, name: str) -> str:
+        """The real topic name for a logical name (`replies_raw`, ..., or `delivery.<platform>`)."""
+        if name.startswith("delivery."):
+            return self.topic_prefix + self.topics.delivery_prefix + name.split(".", 1)[1]
+        value: str = getattr(self.topics, name)
+        return self.topic_prefix + value
+
+    def delivery_topic(self, platform: str) -> str:
+        return self.topic_prefix + self.topics.delivery_prefix + platform
+
+
+def _config_sources(path: Path | None) -> tuple[PydanticBaseSettingsSource, ...]:
+    """The config file as a settings source, chosen by its suffix."""
+    if path is None:
+        return ()
+    if not path.is_file():
+        raise FileNotFoundError(f"config file {path} does not exist or is not a file")
+    suffix = path.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        return (YamlConfigSettingsSource(Settings, yaml_file=path),)
+    if suffix == ".toml":
+        return (TomlConfigSettingsSource(Settings, toml_file=path),)
+    raise ValueError(f"config file {path}: use a .toml, .yaml or .yml file")
+
+
+_config_file: ContextVar[Path | None] = ContextVar("replygate_config_file", default=None)
+
+
+def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Settings:
+    """Settings from defaults < config file (TOML/YAML) < REPLYGATE_* environment < overrides."""
+    raw = config_file or os.environ.get("REPLYGATE_CONFIG_FILE") or None
+    path = Path(raw) if raw else None
+    _config_sources(path)  # fail early, with the file's name, before pydantic-settings reads it
+    token = _config_file.set(path)
+    try:
+        return Settings(**overrides, config_file=path)
+    finally:
+        _config_file.reset(token)
