@@ -1,0 +1,442 @@
+"""The `im.segments.v1` reply contract (contracts.md section 1): one closed JSON object of segments.
+
+Nothing is repaired or coerced: the delivered message is the parsed object itself. Structure is
+checked by strict pydantic models per `data` shape, but segment dispatch, the top level and the
+issue bookkeeping are done here so that every path and code is precise and stable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, Final, Literal
+
+import orjson
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
+
+from schemas.contract import ContractResult, ReplyContract, ReplyInput
+from schemas.errors import Issue, child_path, issues_from_validation_error, json_path
+from schemas.records import Context
+
+NAME: Final = "im.segments.v1"
+MAX_SEGMENTS: Final = 1_000
+MAX_ISSUES: Final = 100
+
+MEDIA_TYPES: Final = ("image", "audio", "video", "file")
+MEDIA_KINDS: Final = ("url", "path", "base64", "file")
+
+# --- URLs -------------------------------------------------------------------------------------
+# One definition, used by the gate (Python `re`) and shown in the JSON Schema (ECMA-262): the two
+# engines agree on these patterns. Both are linear: the prefix is anchored and its character
+# classes cannot overlap at their boundaries (`@`, `:`, `/?#`), so backtracking is bounded.
+# Control characters, spaces and Unicode blanks are refused anywhere in a URL.
+URL_FORBIDDEN_CHARS: Final = (
+    "[\\u0000-\\u0020\\u007f-\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029"
+    "\\u202f\\u205f\\u3000\\ufeff]"
+)
+# scheme http/https (any case) "://" [userinfo "@"] host (non-empty; or [IPv6]) [":" port]
+# followed by the end or a path/query/fragment. Backslashes are refused in the authority
+# (browsers read them as `/`, which would change the host).
+URL_PREFIX: Final = (
+    r"^[Hh][Tt][Tt][Pp][Ss]?://"
+    r"(?:[^/?#@\\\[\]]*@)?"
+    r"(?:\[[0-9A-Fa-f:.]+\]|[^/?#@:\\\[\]]+)"
+    r"(?::[0-9]*)?"
+    r"(?:[/?#]|$)"
+)
+_URL_FORBIDDEN = re.compile(URL_FORBIDDEN_CHARS)
+_URL_PREFIX = re.compile(URL_PREFIX)
+
+
+def is_http_url(value: str) -> bool:
+    """An absolute http(s) URL with a host, free of blanks and control characters."""
+    return _URL_FORBIDDEN.search(value) is None and _URL_PREFIX.match(value) is not None
+
+
+# --- data shapes ------------------------------------------------------------------------------
+_CLOSED = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class _Data(BaseModel):
+    model_config = _CLOSED
+
+
+class TextData(_Data):
+    text: StrictStr
+
+
+class MarkdownData(_Data):
+    content: StrictStr
+
+
+class MentionData(_Data):
+    target: StrictStr
+
+
+class Media(_Data):
+    kind: Literal["url", "path", "base64", "file"]
+    value: Annotated[StrictStr, Field(min_length=1)]
+
+
+class MediaData(_Data):
+    media: Media
+
+
+class ReplyData(_Data):
+    message_id: StrictStr
+
+
+class ForwardData(_Data):
+    forward_id: StrictStr
+
+
+class FaceData(_Data):
+    # A JSON number: int or finite float; bool is never a number (strict mode refuses it).
+    id: StrictStr | StrictInt | Annotated[StrictFloat, Field(allow_inf_nan=False)]
+
+
+class EmptyData(_Data):
+    pass
+
+
+class ShareData(_Data):
+    url: StrictStr
+    title: StrictStr
+
+
+DATA_MODELS: Final[Mapping[str, type[_Data]]] = {
+    "text": TextData,
+    "markdown": MarkdownData,
+    "mention": MentionData,
+    "image": MediaData,
+    "audio": MediaData,
+    "video": MediaData,
+    "file": MediaData,
+    "reply": ReplyData,
+    "forward": ForwardData,
+    "face": FaceData,
+    "dice": EmptyData,
+    "rps": EmptyData,
+    "share": ShareData,
+}
+SEGMENT_TYPES: Final = tuple(DATA_MODELS)
+_SEGMENT_KEYS: Final = ("type", "data")
+
+
+# --- issue bookkeeping ------------------------------------------------------------------------
+class _Sink:
+    """Collects issues up to a bound, so a hostile reply cannot make the error list unbounded."""
+
+    def __init__(self, limit: int = MAX_ISSUES) -> None:
+        self.limit = limit
+        self.items: list[Issue] = []
+
+    @property
+    def full(self) -> bool:
+        return len(self.items) > self.limit
+
+    def add(self, path: str, code: str, message: str) -> None:
+        if not self.full:
+            self.items.append(Issue(path, code, message))
+
+    def extend(self, issues: Iterable[Issue]) -> None:
+        for issue in issues:
+            if self.full:
+                return
+            self.items.append(issue)
+
+    def result(self) -> list[Issue]:
+        if not self.full:
+            return list(self.items)
+        return [
+            *self.items[: self.limit],
+            Issue(
+                "$",
+                "too_many_errors",
+                f"more than {self.limit} errors; only the first {self.limit} are listed",
+            ),
+        ]
+
+
+def _key_part(key: object) -> str:
+    """A JSON key as a path part (non-string keys only come from non-JSON callers)."""
+    return key if isinstance(key, str) else str(key)
+
+
+def _unknown_keys(obj: Mapping[Any, Any], allowed: Iterable[str], base: str, sink: _Sink) -> None:
+    allowed_set = frozenset(allowed)
+    for key in obj:
+        if sink.full:
+            return
+        if key not in allowed_set:
+            sink.add(child_path(base, _key_part(key)), "unknown_field", _UNKNOWN_FIELD)
+
+
+_UNKNOWN_FIELD = "is not a field of this closed object"
+
+
+def _bounded(obj: dict[Any, Any], fields: Iterable[str]) -> dict[Any, Any]:
+    """The listed fields plus at most MAX_ISSUES others, so validation work stays bounded."""
+    wanted = frozenset(fields)
+    if len(obj) <= len(wanted) + MAX_ISSUES:
+        return obj
+    out = {k: v for k, v in obj.items() if k in wanted}
+    extras = 0
+    for key, value in obj.items():
+        if key in wanted:
+            continue
+        out[key] = value
+        extras += 1
+        if extras > MAX_ISSUES:
+            break
+    return out
+
+
+# --- the checks -------------------------------------------------------------------------------
+def _data_issues(
+    seg_type: str, data: dict[Any, Any], base: str, mentionable: frozenset[str], sink: _Sink
+) -> None:
+    """Check one segment's `data` against its closed shape, then the rules beyond types."""
+    model = DATA_MODELS[seg_type]
+    candidate = _bounded(data, model.model_fields)
+    media = candidate.get("media")
+    if model is MediaData and isinstance(media, dict):
+        candidate = {**candidate, "media": _bounded(media, Media.model_fields)}
+    try:
+        model.model_validate(candidate)
+    except ValidationError as exc:
+        sink.extend(issues_from_validation_error(exc, base))
+
+    if model is MediaData and isinstance(media, dict):
+        value = media.get("value")
+        is_url = media.get("kind") == "url" and isinstance(value, str) and value != ""
+        if is_url and isinstance(value, str) and not is_http_url(value):
+            sink.add(
+                child_path(base, "media", "value"),
+                "invalid_url",
+                "a media URL must be an absolute http:// or https:// URL with a host",
+            )
+    elif model is ShareData:
+        url = data.get("url")
+        if isinstance(url, str) and not is_http_url(url):
+            sink.add(
+                child_path(base, "url"),
+                "invalid_url",
+                "must be an absolute http:// or https:// URL with a host",
+            )
+    elif model is MentionData:
+        target = data.get("target")
+        if isinstance(target, str) and target not in mentionable:
+            sink.add(
+                child_path(base, "target"),
+                "unknown_mention_target",
+                "is not the sender or a member of this conversation; mention only a given user "
+                "ID, exactly as given",
+            )
+
+
+def _segment_issues(segment: object, index: int, mentionable: frozenset[str], sink: _Sink) -> None:
+    base = json_path("segments", index)
+    if not isinstance(segment, dict):
+        sink.add(base, "wrong_type", 'must be an object {"type": ..., "data": {...}}')
+        return
+    _unknown_keys(segment, _SEGMENT_KEYS, base, sink)
+
+    seg_type: str | None = None
+    if "type" not in segment:
+        sink.add(child_path(base, "type"), "missing_field", "is required")
+    elif not isinstance(segment["type"], str):
+        sink.add(child_path(base, "type"), "wrong_type", "must be a string")
+    elif segment["type"] not in DATA_MODELS:
+        sink.add(
+            child_path(base, "type"),
+            "unknown_segment_type",
+            "is not a segment type; use one of " + ", ".join(SEGMENT_TYPES),
+        )
+    else:
+        seg_type = segment["type"]
+
+    data_path = child_path(base, "data")
+    if "data" not in segment:
+        sink.add(data_path, "missing_field", "is required")
+        return
+    data = segment["data"]
+    if not isinstance(data, dict):
+        sink.add(data_path, "wrong_type", "must be an object")
+        return
+    if seg_type is not None:
+        _data_issues(seg_type, data, data_path, mentionable, sink)
+
+
+def message_issues(message: object, mentionable: frozenset[str] = frozenset()) -> list[Issue]:
+    """Every broken rule of a parsed reply (bounded): structure, URLs and mention targets."""
+    sink = _Sink()
+    if not isinstance(message, dict):
+        sink.add("$", "wrong_type", 'must be an object {"segments": [...]}')
+        return sink.result()
+    _unknown_keys(message, ("segments",), "$", sink)
+    if "segments" not in message:
+        sink.add("segments", "missing_field", "is required")
+        return sink.result()
+    segments = message["segments"]
+    if not isinstance(segments, list):
+        sink.add("segments", "wrong_type", "must be an array of segments")
+        return sink.result()
+    if len(segments) > MAX_SEGMENTS:
+        sink.add("segments", "too_long", f"has more than {MAX_SEGMENTS} segments")
+    for index, segment in enumerate(segments[:MAX_SEGMENTS]):
+        if sink.full:
+            break
+        _segment_issues(segment, index, mentionable, sink)
+    return sink.result()
+
+
+# --- transport --------------------------------------------------------------------------------
+def _not_json(message: str) -> Issue:
+    return Issue("$", "not_json", message)
+
+
+def parse_reply(reply: ReplyInput) -> tuple[dict[str, Any] | None, Issue | None]:
+    """The reply's one JSON object, or why there is none; nothing is stripped or extracted."""
+    if reply.transport == "tool":
+        if not isinstance(reply.arguments, dict):
+            return None, _not_json("the json tool call's arguments must be one JSON object")
+        return reply.arguments, None
+    text = reply.text
+    if text is None:
+        return None, _not_json("there is no reply text; reply with one JSON object")
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc):
+            return None, _not_json("is nested too deeply to be parsed (more than 1024 levels)")
+        return None, _not_json(
+            "must be exactly one JSON object and nothing else: no Markdown fence, no text "
+            f"around it, no second value ({exc})"
+        )
+    if not isinstance(value, dict):
+        return None, _not_json("must be one JSON object, not an array, string, number or null")
+    return value, None
+
+
+# --- the contract -----------------------------------------------------------------------------
+def _segment_schema(seg_type: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["type", "data"],
+        "properties": {"type": {"const": seg_type}, "data": _DATA_SCHEMAS[seg_type]},
+    }
+
+
+def _closed(properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": list(properties),
+        "properties": properties,
+    }
+
+
+_HTTP_URL_SCHEMA: Final[dict[str, Any]] = {
+    "type": "string",
+    "description": "an absolute http:// or https:// URL with a host",
+    "pattern": URL_PREFIX,
+    "not": {"pattern": URL_FORBIDDEN_CHARS},
+}
+_MEDIA_SCHEMA: Final[dict[str, Any]] = {
+    **_closed(
+        {
+            "kind": {"enum": list(MEDIA_KINDS)},
+            "value": {"type": "string", "minLength": 1},
+        }
+    ),
+    "if": {"properties": {"kind": {"const": "url"}}, "required": ["kind"]},
+    "then": {"properties": {"value": {"$ref": "#/$defs/http_url"}}},
+}
+_DATA_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
+    "text": _closed({"text": {"type": "string"}}),
+    "markdown": _closed({"content": {"type": "string"}}),
+    "mention": _closed(
+        {"target": {"type": "string", "description": "the sender's or a member's user ID"}}
+    ),
+    **{t: _closed({"media": {"$ref": "#/$defs/media"}}) for t in MEDIA_TYPES},
+    "reply": _closed({"message_id": {"type": "string"}}),
+    "forward": _closed({"forward_id": {"type": "string"}}),
+    "face": _closed({"id": {"type": ["string", "number"]}}),
+    "dice": _closed({}),
+    "rps": _closed({}),
+    "share": _closed({"url": {"$ref": "#/$defs/http_url"}, "title": {"type": "string"}}),
+}
+
+
+def _schema() -> dict[str, Any]:
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "urn:replygate:contract:im.segments.v1",
+        "title": NAME,
+        "description": 'One JSON object {"segments": [...]}; "segments": [] means no reply.',
+        **_closed(
+            {
+                "segments": {
+                    "type": "array",
+                    "maxItems": MAX_SEGMENTS,
+                    "items": {"oneOf": [_segment_schema(t) for t in SEGMENT_TYPES]},
+                }
+            }
+        ),
+        "$defs": {"media": _MEDIA_SCHEMA, "http_url": _HTTP_URL_SCHEMA},
+    }
+
+
+_INSTRUCTIONS: Final = (
+    "Your previous reply broke the required format. Send it again as exactly one JSON object "
+    '{"segments": [...]} that matches the JSON Schema below: no Markdown code fence, no text '
+    "before or after the object, no second object. Keep the content of your reply; change only "
+    "its format to fix the listed errors. Every object is closed: use only the fields the schema "
+    "lists, include all of them, and use the JSON types it gives (a number is not a string). "
+    "Mention only the user IDs you were given, exactly as given; anyone else goes in plain text."
+)
+
+
+class ImSegmentsContract:
+    """`im.segments.v1`: closed segments for instant-messaging platforms."""
+
+    name: Final = NAME
+
+    def validate(self, reply: ReplyInput, context: Context | None = None) -> ContractResult:
+        """Parse the one JSON object, check every rule, and return the object untouched."""
+        message, problem = parse_reply(reply)
+        if problem is not None or message is None:
+            return ContractResult(issues=(problem or _not_json("no reply"),))
+        mentionable = context.mentionable() if context is not None else frozenset()
+        issues = message_issues(message, mentionable)
+        if issues:
+            return ContractResult(issues=tuple(issues))
+        if not message["segments"]:
+            return ContractResult(no_reply=True)
+        return ContractResult(message=message)
+
+    def json_schema(self) -> dict[str, Any]:
+        """A fresh draft 2020-12 schema of the message (structure and URLs, not mentions)."""
+        schema: dict[str, Any] = orjson.loads(orjson.dumps(_schema()))
+        return schema
+
+    def instructions(self) -> str:
+        return _INSTRUCTIONS
+
+    def notice_message(self, text: str) -> dict[str, Any]:
+        """The host's notice as a single text segment, so endpoints need no special case."""
+        return {"segments": [{"type": "text", "data": {"text": text}}]}
+
+
+IM_SEGMENTS_V1: Final = ImSegmentsContract()
+_: ReplyContract = IM_SEGMENTS_V1
