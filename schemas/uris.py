@@ -1,0 +1,192 @@
+"""The canonical citation URIs of `assistant.html.v1` (contracts.md section 2), as a pure grammar.
+
+Grammar (ASCII only; every regex is RE2, so matching is linear and cannot backtrack):
+
+- `doc://docid-N[-cM[-pK]][?id=ID(,ID)*]`: N, M, K are decimal integers without sign or
+  leading zeros (`0`, `7`, `113`; not `07`, `+7`), so each fragment has exactly one
+  spelling and can be looked up in `context.fragments`; `-pK` only after `-cM`; IDs are
+  element IDs `[A-Za-z0-9_-]+`.
+- `kg://ENTITY[?name=NAME[&alias=ALIAS]]` and `inno://` the same. ENTITY, NAME and ALIAS are
+  each one or more of `A-Z a-z 0-9 - . _ ~ ! $ ' ( ) * + , : @` or a percent escape `%HH`:
+  no whitespace, no `/ ? # & = ;`, no bare `%` (so the parts cannot be confused, and `;`
+  stays the separator of `b id` source lists). Write anything else percent-encoded.
+- `skill://SkillName/INSTANCE`: SkillName `[A-Za-z0-9._-]+`; INSTANCE as an ENTITY above.
+- `http://HOST[:PORT][/path][?query][#fragment]` and `https://` the same: lower-case scheme,
+  a host (DNS name, IPv4 or `[IPv6]`), no user-info (credentials never belong in a
+  citation), path/query/fragment made of RFC 3986 characters and valid `%HH` escapes.
+
+A bare `docid-...` (the prose shorthand) is `non_canonical_uri` where a URI is required;
+anything else that is not one of the forms above is `invalid_uri`. Non-ASCII characters
+(Cyrillic or fullwidth lookalikes, zero-width characters) are always `invalid_uri`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import re2
+
+MAX_URI_LENGTH = 2048
+
+_NUM = r"(?:0|[1-9][0-9]*)"
+_ELEMENT_ID = r"[A-Za-z0-9_-]+"
+_FRAGMENT = rf"docid-{_NUM}(?:-c{_NUM}(?:-p{_NUM})?)?"
+_IDS = rf"{_ELEMENT_ID}(?:,{_ELEMENT_ID})*"
+_SEGMENT = r"(?:[A-Za-z0-9\-._~!$'()*+,:@]|%[0-9A-Fa-f]{2})+"
+_HOST = (
+    r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
+    r"|\[[0-9A-Fa-f:.]+\])"
+)
+_URL_CHAR = r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})"
+
+_DOC_RE = re2.compile(rf"doc://({_FRAGMENT})(?:\?id=({_IDS}))?")
+_BARE_DOC_RE = re2.compile(rf"{_FRAGMENT}(?:\?id={_IDS})?")
+_KG_RE = re2.compile(rf"(?:kg|inno)://{_SEGMENT}(?:\?name={_SEGMENT}(?:&alias={_SEGMENT})?)?")
+_SKILL_RE = re2.compile(rf"skill://[A-Za-z0-9._-]+/{_SEGMENT}")
+_HTTP_RE = re2.compile(
+    rf"https?://{_HOST}(?::[0-9]{{1,5}})?(?:/{_URL_CHAR}*)?(?:\?{_URL_CHAR}*)?(?:#{_URL_CHAR}*)?"
+)
+_ELEMENT_ID_RE = re2.compile(_ELEMENT_ID)
+# Doc links written in prose: `docid-113-c0` or `doc://docid-113-c0?id=a`. Boundaries are
+# checked by hand (RE2 has no look-around): see `find_doc_links`.
+_PROSE_DOC_RE = re2.compile(rf"(?:doc://)?({_FRAGMENT})(?:\?id=({_IDS}))?")
+_WORDISH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+@dataclass(frozen=True, slots=True)
+class Uri:
+    """A URI that passed the grammar: its scheme and, for `doc://`, the fragment and cited IDs."""
+
+    value: str
+    scheme: str
+    fragment: str | None = None
+    ids: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UriError:
+    """Why a string is not a canonical URI: `invalid_uri` or `non_canonical_uri`."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class DocLink:
+    """A doc link found in prose: where it is, how it was written, and its canonical URI."""
+
+    start: int
+    end: int
+    written: str
+    uri: Uri
+
+    @property
+    def bare(self) -> bool:
+        return not self.written.startswith("doc://")
+
+
+def is_element_id(value: str) -> bool:
+    """An HTML element ID as cited in `?id=` and allowed on `p`/`li`: `[A-Za-z0-9_-]+`."""
+    return value.isascii() and _ELEMENT_ID_RE.fullmatch(value) is not None
+
+
+def _non_ascii(value: str) -> UriError | None:
+    for offset, char in enumerate(value):
+        if not char.isascii():
+            return UriError(
+                "invalid_uri",
+                f"contains the non-ASCII character U+{ord(char):04X} at offset {offset}; "
+                "URIs must be plain ASCII (lookalike or invisible characters are not accepted)",
+            )
+    return None
+
+
+def _doc_uri(value: str) -> Uri | None:
+    match = _DOC_RE.fullmatch(value)
+    if match is None:
+        return None
+    ids = match.group(2)
+    return Uri(value, "doc", match.group(1), tuple(ids.split(",")) if ids else None)
+
+
+def parse_uri(value: str) -> Uri | UriError:
+    """Check one canonical URI; never repairs it (a bare `docid-` is reported, not prefixed)."""
+    if not value:
+        return UriError("invalid_uri", "is empty; expected a canonical URI")
+    if len(value) > MAX_URI_LENGTH:
+        return UriError("invalid_uri", f"is longer than {MAX_URI_LENGTH} characters")
+    if not value.isascii():
+        error = _non_ascii(value)
+        if error is not None:
+            return error
+    if value.startswith("docid-"):
+        hint = f"doc://{value}" if _BARE_DOC_RE.fullmatch(value) else "doc://docid-N[-cM[-pK]]"
+        return UriError("non_canonical_uri", f"is a bare doc reference; write it as {hint}")
+    scheme, sep, _ = value.partition("://")
+    if not sep:
+        return UriError(
+            "invalid_uri",
+            "has no scheme; expected doc://, kg://, inno://, skill://, http:// or https://",
+        )
+    if scheme == "doc":
+        doc = _doc_uri(value)
+        if doc is not None:
+            return doc
+        return UriError(
+            "invalid_uri",
+            "is not doc://docid-N[-cM[-pK]][?id=ID(,ID)*] "
+            "(N, M, K integers without sign or leading zeros)",
+        )
+    if scheme in ("kg", "inno"):
+        if _KG_RE.fullmatch(value):
+            return Uri(value, scheme)
+        return UriError(
+            "invalid_uri",
+            f"is not {scheme}://ENTITY[?name=NAME[&alias=ALIAS]] "
+            "(no whitespace or / ? # & = ; inside the parts; percent-encode them)",
+        )
+    if scheme == "skill":
+        if _SKILL_RE.fullmatch(value):
+            return Uri(value, scheme)
+        return UriError("invalid_uri", "is not skill://SkillName/INSTANCE")
+    if scheme in ("http", "https"):
+        if _HTTP_RE.fullmatch(value):
+            return Uri(value, scheme)
+        return UriError(
+            "invalid_uri",
+            f"is not an absolute {scheme} URL with a host "
+            "(no user-info, no spaces, valid %HH escapes)",
+        )
+    return UriError(
+        "invalid_uri",
+        f"has the unsupported scheme {scheme[:20]!r}; expected doc, "
+        "kg, inno, skill, http or https (lower case)",
+    )
+
+
+def is_http_url(value: str) -> bool:
+    """An absolute http(s) URL with a host, as `a href` requires."""
+    parsed = parse_uri(value)
+    return isinstance(parsed, Uri) and parsed.scheme in ("http", "https")
+
+
+def find_doc_links(text: str) -> Iterator[DocLink]:
+    """Doc links in prose (`docid-113-c0`, `doc://docid-1?id=a`), canonicalized, in order.
+
+    A match counts only as a whole word: the character before it is not a letter, digit,
+    `_`, `-` or `/`, and the one after is not a letter, digit, `_` or `-`. So
+    `xdocid-1`, `/docid-1` and `docid-07` are not links; the ASCII-only grammar keeps
+    confusable spellings out.
+    """
+    for match in _PROSE_DOC_RE.finditer(text):
+        start, end = match.start(), match.end()
+        if start > 0 and (text[start - 1] in _WORDISH or text[start - 1] == "/"):
+            continue
+        if end < len(text) and text[end] in _WORDISH:
+            continue
+        written = match.group(0)
+        ids = match.group(2)
+        canonical = written if written.startswith("doc://") else "doc://" + written
+        uri = Uri(canonical, "doc", match.group(1), tuple(ids.split(",")) if ids else None)
+        yield DocLink(start, end, written, uri)
