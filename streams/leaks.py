@@ -1,0 +1,553 @@
+"""Outbound leak masking: every string that leaves the gate is scanned and secrets are replaced.
+
+A `Masker` is built once (built-in rules, the deployment's literal values and extra patterns)
+and used on every outgoing record. Matching is RE2 only, so time is linear in the input: one
+pass of a combined pattern tells whether a string holds anything at all (most do not); only
+then does each rule run on its own to find exact spans. A match becomes
+`[REDACTED:<rule-id>]`. Secrets never appear in results, exceptions, reprs or logs: a hit
+names the rule, the JSON path and a count.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import islice
+from typing import TYPE_CHECKING, Any, Final
+
+import re2
+
+from schemas.errors import child_path
+from streams.leak_rules import BUILTIN_RULES, Reject, is_placeholder
+
+if TYPE_CHECKING:
+    from streams.settings import Settings
+
+__all__ = ["BUILTIN_RULE_IDS", "LITERAL_RULE", "LeakRuleError", "MaskHit", "Masker"]
+
+LITERAL_RULE: Final = "literal"
+BUILTIN_RULE_IDS: Final = tuple(rule.id for rule in BUILTIN_RULES)
+
+_RULE_ID = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_MAX_RULE_ID = 64
+_MAX_PATTERN_CHARS = 4096
+# RE2's memory budget per compiled pattern; the combined pre-filter gets more room so its DFA
+# rarely has to reset its state cache on long inputs.
+_RULE_MEM = 8 << 20
+_PREFILTER_MEM = 64 << 20
+# Clean (secret-free) short strings seen before: dict keys and segment types repeat a lot.
+_CLEAN_CACHE_MAX_LEN = 128
+_CLEAN_CACHE_SIZE = 4096
+
+
+class LeakRuleError(ValueError):
+    """A deployment's leak rule is unusable; names the rule, never the pattern or the value."""
+
+    def __init__(self, rule_id: str, reason: str) -> None:
+        super().__init__(f"leak rule {rule_id!r}: {reason}")
+        self.rule_id = rule_id
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class MaskHit:
+    """Which rule fired where, and how often; never what it hid."""
+
+    rule: str
+    path: str
+    count: int
+
+    def as_dict(self) -> dict[str, str | int]:
+        return {"rule": self.rule, "path": self.path, "count": self.count}
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    id: str
+    regex: Any  # re2._Regexp (the module has no type hints)
+    trigger: str  # a group-free pattern every match contains
+    secret_groups: tuple[int, ...]
+    reject: Reject | None
+    search: Callable[[bytes, int], Sequence[tuple[int, int]] | None]
+
+    def __repr__(self) -> str:
+        return f"_Rule({self.id!r})"
+
+
+def _options(max_mem: int, latin1: bool = False) -> Any:
+    opts = re2.Options()
+    opts.log_errors = False  # RE2 would log the pattern text, which may hold a secret
+    opts.max_mem = max_mem
+    if latin1:
+        opts.encoding = re2.Options.Encoding.LATIN1
+    return opts
+
+
+def _compile(rule_id: str, pattern: str, max_mem: int = _RULE_MEM, ascii_only: bool = False) -> Any:
+    """Compile for matching UTF-8 bytes. ASCII-only patterns run in Latin-1 mode: the same
+    matches (their classes take all or none of the bytes >= 0x80), a program a fraction the
+    size, so the DFA stays within its memory budget instead of falling back to the slow NFA."""
+    try:
+        if ascii_only:
+            return re2.compile(pattern.encode("ascii"), _options(max_mem, latin1=True))
+        return re2.compile(pattern, _options(max_mem))
+    except re2.error as exc:
+        # RE2 appends the offending fragment after ": "; keep only the reason.
+        text = exc.args[0] if exc.args else b""
+        reason = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
+        raise LeakRuleError(
+            rule_id, f"does not compile under RE2 ({reason.split(': ', 1)[0]})"
+        ) from None
+
+
+def _uncapture(pattern: str) -> str:
+    """The same pattern with every group non-capturing, for a pre-filter that needs no spans.
+
+    (RE2's `never_capture` option still captures named groups in this binding.) Escapes,
+    character classes and `\\Q...\\E` are skipped so only real group openers are rewritten.
+    """
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    in_class = False
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            if pattern.startswith("\\Q", i):
+                end = pattern.find("\\E", i + 2)
+                end = n if end < 0 else end + 2
+                out.append(pattern[i:end])
+                i = end
+                continue
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+            out.append(c)
+            i += 1
+            continue
+        if c == "[":
+            in_class = True
+            out.append(c)
+            i += 1
+            # `[]...]` and `[^]...]`: a leading `]` is a literal.
+            if pattern.startswith("^", i):
+                out.append("^")
+                i += 1
+            if pattern.startswith("]", i):
+                out.append("]")
+                i += 1
+            continue
+        if c == "(":
+            if pattern.startswith("(?P<", i) or pattern.startswith("(?<", i):
+                close = pattern.find(">", i)
+                out.append("(?:")
+                i = close + 1 if close > 0 else n
+                continue
+            if not pattern.startswith("(?", i):
+                out.append("(?:")
+                i += 1
+                continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _secret_groups(regex: Any) -> tuple[int, ...]:
+    index: dict[str | bytes, int] = regex.groupindex
+    names = {(k.decode() if isinstance(k, bytes) else k): v for k, v in index.items()}
+    return tuple(names[name] for name in sorted(names) if name.startswith("secret"))
+
+
+def _build_rule(
+    rule_id: str, pattern: str, trigger: str | None = None, reject: Reject | None = None
+) -> _Rule:
+    # Built-in rules (they come with a trigger) are ASCII; a deployment's may not be.
+    regex = _compile(rule_id, pattern, ascii_only=trigger is not None)
+    trig = _uncapture(pattern) if trigger is None else trigger
+    return _Rule(rule_id, regex, trig, _secret_groups(regex), reject, _raw_search(regex))
+
+
+def _check_extra(rule_id: object, pattern: object, taken: set[str]) -> tuple[str, str]:
+    if not isinstance(rule_id, str) or not isinstance(pattern, str):
+        raise LeakRuleError(str(rule_id)[:_MAX_RULE_ID], "id and pattern must be strings")
+    if len(rule_id) > _MAX_RULE_ID or not _RULE_ID.fullmatch(rule_id):
+        shown = rule_id if len(rule_id) <= _MAX_RULE_ID else rule_id[:_MAX_RULE_ID] + "..."
+        raise LeakRuleError(shown, "the id must be kebab-case ([a-z0-9] words joined by '-')")
+    if rule_id in taken:
+        raise LeakRuleError(rule_id, "the id is already used by a built-in rule or 'literal'")
+    if not pattern:
+        raise LeakRuleError(rule_id, "the pattern is empty")
+    if len(pattern) > _MAX_PATTERN_CHARS:
+        raise LeakRuleError(rule_id, f"the pattern is longer than {_MAX_PATTERN_CHARS} chars")
+    return rule_id, pattern
+
+
+class Masker:
+    """Masks secrets in strings and JSON-like trees; built once, used on every outgoing record."""
+
+    __slots__ = ("_clean", "_literal_count", "_prefilter", "_rules", "_selector")
+
+    def __init__(self, literals: Sequence[str] = (), patterns: Mapping[str, str] | None = None):
+        rules: list[_Rule] = []
+        # Order is priority when two rules mask exactly the same span: what the deployment
+        # named first, then the specific built-ins, then the generic ones (listed last).
+        for n, lit in enumerate(literals):
+            if not isinstance(lit, str) or not lit:
+                raise LeakRuleError(LITERAL_RULE, f"literal #{n} is not a non-empty string")
+        # Longest first: at one position the longest literal is the one masked.
+        values = sorted(set(literals), key=lambda v: (-len(v), v))
+        if values:
+            escaped = "|".join(re2.escape(v) for v in values)
+            rules.append(_build_rule(LITERAL_RULE, escaped))
+        taken = {*BUILTIN_RULE_IDS, LITERAL_RULE}
+        for raw_id, raw_pattern in (patterns or {}).items():
+            rule_id, pattern = _check_extra(raw_id, raw_pattern, taken)
+            rule = _build_rule(rule_id, pattern)
+            if rule.regex.fullmatch(b"") is not None:
+                raise LeakRuleError(rule_id, "the pattern matches the empty string")
+            taken.add(rule_id)
+            rules.append(rule)
+        rules.extend(_build_rule(r.id, r.pattern, r.trigger, r.reject) for r in BUILTIN_RULES)
+        self._rules: tuple[_Rule, ...] = tuple(rules)
+        self._literal_count = len(values)
+        self._prefilter, self._selector = _build_prefilter(self._rules)
+        self._clean: set[str] = set()
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Masker:
+        """The deployment's literals (SecretStr) and extra patterns on top of the built-ins."""
+        literals = [s.get_secret_value() for s in settings.leak_literals]
+        return cls(literals=literals, patterns=dict(settings.leak_patterns))
+
+    @property
+    def rule_ids(self) -> tuple[str, ...]:
+        """Every rule id this masker can report, in priority order (safe as metric labels)."""
+        return tuple(r.id for r in self._rules)
+
+    def __repr__(self) -> str:
+        return f"Masker(rules={len(self._rules)}, literals={self._literal_count})"
+
+    # --- strings ---------------------------------------------------------------------------
+
+    def mask_text(self, text: str) -> tuple[str, dict[str, int]]:
+        """Replace each secret in `text` with `[REDACTED:<rule-id>]`; counts per rule id."""
+        if not text or text in self._clean:
+            return text, {}
+        data = text.encode("utf-8", "surrogatepass")
+        if self._prefilter is not None and self._prefilter.search(data) is None:
+            self._remember_clean(text)
+            return text, {}
+        regions = _resolve(self._candidates(data), data)
+        if not regions:
+            self._remember_clean(text)
+            return text, {}
+        pieces: list[bytes] = []
+        counts: dict[str, int] = {}
+        prev = 0
+        for s, e, rule_id in regions:
+            pieces.append(data[prev:s])
+            pieces.append(f"[REDACTED:{rule_id}]".encode())
+            counts[rule_id] = counts.get(rule_id, 0) + 1
+            prev = e
+        pieces.append(data[prev:])
+        out = b"".join(pieces).decode("utf-8", "surrogatepass")
+        return out, dict(sorted(counts.items()))
+
+    def _remember_clean(self, text: str) -> None:
+        if len(text) <= _CLEAN_CACHE_MAX_LEN:
+            if len(self._clean) >= _CLEAN_CACHE_SIZE:
+                self._clean.clear()
+            self._clean.add(text)
+
+    def _candidates(self, data: bytes) -> Iterator[tuple[int, int, int, str]]:
+        """Every rule's own matches as (start, end, priority, rule id) of the span to mask."""
+        chosen = None
+        if self._selector is not None:
+            chosen = self._selector.Match(data)  # indexes of the rules whose trigger occurs
+        # An empty answer after the pre-filter hit would mean the set failed: run every rule.
+        priorities = sorted(chosen) if chosen else range(len(self._rules))
+        for priority in priorities:
+            rule = self._rules[priority]
+            yield from _rule_spans(rule, priority, data)
+
+    # --- trees -----------------------------------------------------------------------------
+
+    def mask_tree(self, value: Any, path: str = "$") -> tuple[Any, list[MaskHit]]:
+        """Mask every string of a JSON-like value (dict keys too), without recursion.
+
+        Unchanged containers are returned as they are (structural sharing). A dict value whose
+        key names a secret (`{"password": "..."}`) is masked whole as `password-assignment`.
+        Hits are ordered by path (indexes numerically) then rule.
+        """
+        walker = _Walk(self, path)
+        return walker.run(value), walker.hits()
+
+    def _mask_value(self, key: str | None, value: str) -> tuple[str, dict[str, int]]:
+        new, counts = self.mask_text(value)
+        if counts or key is None or not _is_secret_key(key):
+            return new, counts
+        if _reject_keyed_value(value):
+            return new, counts
+        return "[REDACTED:password-assignment]", {"password-assignment": 1}
+
+
+def _build_prefilter(rules: Sequence[_Rule]) -> tuple[Any, Any]:
+    """All triggers as one regex (does anything match?) and as a set (which rules to run?)."""
+    try:
+        prefilter = _compile(
+            "prefilter", "|".join(f"(?:{r.trigger})" for r in rules), _PREFILTER_MEM
+        )
+        selector = re2.Set.SearchSet(_options(_PREFILTER_MEM))
+        for r in rules:
+            selector.Add(r.trigger)
+        selector.Compile()
+    except (LeakRuleError, re2.error):
+        return None, None  # too large to combine: every rule runs on every string instead
+    return prefilter, selector
+
+
+def _raw_search(regex: Any) -> Callable[[bytes, int], Sequence[tuple[int, int]] | None]:
+    """Spans of every group of the next match at or after a byte offset, or None.
+
+    Goes straight to the RE2 object when the binding exposes it (a third of the cost per
+    match, which matters on inputs packed with matches), else through the public API."""
+    raw = getattr(regex, "_regexp", None)
+    anchor = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+    if raw is not None and anchor is not None and hasattr(raw, "Match"):
+        match = raw.Match
+
+        def fast(data: bytes, pos: int) -> Sequence[tuple[int, int]] | None:
+            spans: list[tuple[int, int]] = match(anchor, data, pos, len(data))
+            return None if spans[0][0] < 0 else spans
+
+        return fast
+
+    def slow(data: bytes, pos: int) -> Sequence[tuple[int, int]] | None:
+        m = regex.search(data, pos)
+        return None if m is None else [m.span(g) for g in range(regex.groups + 1)]
+
+    return slow
+
+
+def _rule_spans(rule: _Rule, priority: int, data: bytes) -> Iterator[tuple[int, int, int, str]]:
+    """One rule's spans to mask. The next search resumes where the secret ended, not where the
+    match did, so context a match consumed after its secret (the `;` of `Pwd=a;`) can start
+    the next match. Each resumption is past the previous secret, so the scan stays linear."""
+    pos, end = 0, len(data)
+    search = rule.search
+    while pos <= end:
+        spans = search(data, pos)
+        if spans is None:
+            return
+        ms, me = spans[0]
+        s, e = ms, me
+        for g in rule.secret_groups:
+            gs, ge = spans[g]
+            if gs >= 0:
+                s, e = gs, ge
+                break
+        pos = max(e, ms + 1)
+        if s >= e:
+            continue
+        if rule.reject is not None and rule.reject(
+            _text(data, s, e), _text(data, ms, s), _text(data, e, me)
+        ):
+            continue
+        yield s, e, priority, rule.id
+
+
+def _text(data: bytes, s: int, e: int) -> str:
+    return data[s:e].decode("utf-8", "replace")
+
+
+def _char_bounds(data: bytes, s: int, e: int) -> tuple[int, int]:
+    """Widen a byte span to whole UTF-8 characters (a bounded run may stop inside one)."""
+    while s > 0 and 0x80 <= data[s] < 0xC0:
+        s -= 1
+    while e < len(data) and 0x80 <= data[e] < 0xC0:
+        e += 1
+    return s, e
+
+
+def _resolve(cands: Iterator[tuple[int, int, int, str]], data: bytes) -> list[tuple[int, int, str]]:
+    """Earliest start wins, then the longest, then rule priority; overlaps fold into the winner.
+
+    Folding (rather than dropping) an overlapping match keeps its tail from leaking.
+    """
+    regions: list[tuple[int, int, str]] = []
+    widened = ((*_char_bounds(data, s, e), p, r) for s, e, p, r in cands)
+    for s, neg_e, _prio, rule_id in sorted((s, -e, p, r) for s, e, p, r in widened):
+        e = -neg_e
+        if regions and s < regions[-1][1]:
+            last = regions[-1]
+            if e > last[1]:
+                regions[-1] = (last[0], e, last[2])
+            continue
+        regions.append((s, e, rule_id))
+    return regions
+
+
+# A dict key that names a secret: {"password": ...}, {"OPENAI_API_KEY": ...}, {"clientSecret": ...}.
+_SECRET_KEY = re.compile(
+    r"(?i)[A-Za-z0-9_.-]{0,60}(?:passwd|password|passphrase|[_.-]pass|pwd|secret|token"
+    r"|credentials?|(?:api|secret|access|private|auth|client|encryption|signing|master|app"
+    r"|session)[_-]?(?:key|token|secret)|apikey)"
+)
+_secret_key_cache: dict[str, bool] = {}
+
+
+def _is_secret_key(key: str) -> bool:
+    known = _secret_key_cache.get(key)
+    if known is None:
+        known = len(key) <= 80 and _SECRET_KEY.fullmatch(key) is not None
+        if len(_secret_key_cache) >= _CLEAN_CACHE_SIZE:
+            _secret_key_cache.clear()
+        _secret_key_cache[key] = known
+    return known
+
+
+def _reject_keyed_value(value: str) -> bool:
+    """The same judgement as for a quoted literal after `key =`: placeholders stay."""
+    return (
+        len(value) < 3
+        or len(value) > 4096
+        or is_placeholder(value)
+        or any(c.isspace() for c in value.strip())
+    )
+
+
+def _sort_key(parts: tuple[str | int, ...]) -> tuple[tuple[int, int, str], ...]:
+    return tuple((0, p, "") if isinstance(p, int) else (1, 0, p) for p in parts)
+
+
+class _Frame:
+    """One container being walked: its items, and a copy made only once something changes."""
+
+    __slots__ = ("i", "is_dict", "items", "key", "out", "parent", "renamed", "src")
+
+    def __init__(
+        self, src: Any, parent: _Frame | None, key: str | int | None, renamed: bool = False
+    ) -> None:
+        self.src = src
+        self.parent = parent
+        self.key = key
+        self.renamed = renamed  # its key in the parent dict was masked
+        self.is_dict = isinstance(src, dict)
+        self.items: Iterator[Any] = iter(src.items()) if self.is_dict else iter(src)
+        self.i = 0
+        self.out: list[Any] | None = None
+
+    def put(self, key: str | int, value: Any, changed: bool) -> None:
+        """Record item `self.i - 1` (maybe with a new key/value); copy the container on change."""
+        if self.out is None:
+            if not changed:
+                return
+            n = self.i - 1
+            self.out = list(islice(self.src.items(), n)) if self.is_dict else list(self.src[:n])
+        self.out.append((key, value) if self.is_dict else value)
+
+    def result(self) -> Any:
+        if self.out is None:
+            return self.src
+        if self.is_dict:
+            return dict(self.out)
+        return tuple(self.out) if isinstance(self.src, tuple) else self.out
+
+    def parts(self) -> tuple[str | int, ...]:
+        rev: list[str | int] = []
+        frame: _Frame | None = self
+        while frame is not None and frame.key is not None:
+            rev.append(frame.key)
+            frame = frame.parent
+        return tuple(reversed(rev))
+
+
+class _Walk:
+    """The iterative walk behind `Masker.mask_tree`."""
+
+    __slots__ = ("base", "counts", "masker")
+
+    def __init__(self, masker: Masker, base: str) -> None:
+        self.masker = masker
+        self.base = base
+        self.counts: dict[tuple[tuple[str | int, ...], str], int] = {}
+
+    def note(self, parts: tuple[str | int, ...], counts: Mapping[str, int]) -> None:
+        for rule_id, n in counts.items():
+            k = (parts, rule_id)
+            self.counts[k] = self.counts.get(k, 0) + n
+
+    def hits(self) -> list[MaskHit]:
+        ordered = sorted(self.counts.items(), key=lambda kv: (_sort_key(kv[0][0]), kv[0][1]))
+        return [MaskHit(rule, child_path(self.base, *parts), n) for (parts, rule), n in ordered]
+
+    def run(self, value: Any) -> Any:
+        masker = self.masker
+        if isinstance(value, str):
+            new, counts = masker.mask_text(value)
+            self.note((), counts)
+            return new
+        if not isinstance(value, (dict, list, tuple)):
+            return value
+        root = _Frame(value, None, None)
+        stack = [root]
+        open_ids = {id(value)}
+        result: Any = value
+        while stack:
+            frame = stack[-1]
+            item: Any = next(frame.items, _END)
+            if item is _END:
+                stack.pop()
+                open_ids.discard(id(frame.src))
+                new = frame.result()
+                if frame.parent is None:
+                    result = new
+                else:
+                    assert frame.key is not None
+                    frame.parent.put(frame.key, new, new is not frame.src or frame.renamed)
+                continue
+            frame.i += 1
+            if frame.is_dict:
+                key, child = item
+                new_key = self._mask_key(frame, key)
+            else:
+                key = new_key = frame.i - 1
+                child = item
+            if isinstance(child, str):
+                text_key = key if isinstance(key, str) else None
+                new_child, counts = masker._mask_value(text_key, child)
+                if counts:
+                    self.note((*frame.parts(), new_key), counts)
+                frame.put(new_key, new_child, new_child is not child or new_key is not key)
+            elif isinstance(child, (dict, list, tuple)):
+                if id(child) in open_ids:
+                    where = child_path(self.base, *frame.parts(), new_key)
+                    raise ValueError(f"cyclic structure at {where}")
+                open_ids.add(id(child))
+                stack.append(_Frame(child, frame, new_key, new_key is not key))
+            else:
+                frame.put(new_key, child, new_key is not key)
+        return result
+
+    def _mask_key(self, frame: _Frame, key: Any) -> Any:
+        if not isinstance(key, str):
+            return key
+        new_key, counts = self.masker.mask_text(key)
+        if not counts:
+            return key
+        # Two keys may mask to the same text; keep both, the later one numbered.
+        taken = frame.src
+        candidate, n = new_key, 1
+        while candidate in taken or (
+            frame.out is not None and any(candidate == k for k, _ in frame.out)
+        ):
+            n += 1
+            candidate = f"{new_key}#{n}"
+        self.note((*frame.parts(), candidate), counts)
+        return candidate
+
+
+_END: Final = object()

@@ -1,0 +1,848 @@
+"""Outbound leak masking: every built-in rule, literals, patterns, trees, corpus, adversaries."""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import SecretStr
+
+from streams.leak_rules import BUILTIN_RULES, is_placeholder
+from streams.leaks import BUILTIN_RULE_IDS, LeakRuleError, Masker, MaskHit
+from streams.settings import Settings
+
+CORPUS = Path(__file__).parent / "leak_corpus"
+MASKER = Masker()
+
+# --------------------------------------------------------------------------------------------
+# Secret formats, one per rule: how to generate a fake value in the vendor's real format. A
+# variant is (text before the secret, the secret, text after it); each part is a literal, a
+# choice of literals, or a run of characters. The corpus was generated from these same tables.
+
+B62 = string.ascii_letters + string.digits
+HEX = "0123456789abcdef"
+UPPER_DIGITS = string.ascii_uppercase + string.digits
+B64URL = B62 + "-_"
+B64 = B62 + "+/"
+BECH32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
+# Values of key = value secrets: no x/X/* so no run of them reads as a `xxxx` placeholder.
+PW_LETTERS = "".join(c for c in string.ascii_letters if c not in "xX")
+PW_CHARS = PW_LETTERS + string.digits
+
+
+@dataclass(frozen=True)
+class Run:
+    """`lo`..`hi` characters drawn from `alphabet`."""
+
+    alphabet: str
+    lo: int
+    hi: int | None = None
+
+    @property
+    def top(self) -> int:
+        return self.lo if self.hi is None else self.hi
+
+
+Part = str | tuple[str, ...] | Run
+Variant = tuple[Sequence[Part], Sequence[Part], Sequence[Part]]
+
+# A value that is a secret by context alone: letters, then digits, then more characters.
+VALUE: list[Part] = [Run(PW_LETTERS, 3, 12), Run(string.digits, 1, 4), Run(PW_CHARS, 0, 8)]
+BEARER: list[Part] = [Run(PW_LETTERS, 4, 12), Run(string.digits, 1, 4), Run(PW_CHARS, 4, 24)]
+
+
+def token(*parts: Part) -> list[Variant]:
+    return [((), parts, ())]
+
+
+def pem(label: str, newline: str = "\n") -> list[Part]:
+    return [
+        f"-----BEGIN {label}-----{newline}",
+        Run(B64, 64),
+        newline,
+        Run(B64, 64),
+        newline,
+        Run(B64, 8, 60),
+        f"={newline}-----END {label}-----",
+    ]
+
+
+FORMATS: dict[str, list[Variant]] = {
+    "aws-access-key-id": token(("AKIA", "ASIA"), Run(UPPER_DIGITS, 16)),
+    "aws-secret-access-key": [
+        (["aws_secret_access_key = "], [Run(B64, 40)], ["\n"]),
+        (['"SecretAccessKey": "'], [Run(B64, 40)], ['"']),
+        (["export AWS_SECRET_ACCESS_KEY="], [Run(B64, 40)], [""]),
+    ],
+    "google-api-key": token("AIza", Run(B64URL, 35)),
+    "google-oauth-client-secret": token("GOCSPX-", Run(B64URL, 28)),
+    "google-oauth-access-token": token("ya29.", Run(B64URL, 60, 160)),
+    "gcp-service-account-key": [
+        (
+            ['{"type": "service_account", "private_key": "'],
+            [*pem("PRIVATE KEY", "\\n"), "\\n"],
+            ['"}'],
+        ),
+    ],
+    "azure-storage-key": [
+        (
+            ["DefaultEndpointsProtocol=https;AccountName=replygatedata;AccountKey="],
+            [Run(B64, 86), "=="],
+            [";EndpointSuffix=core.windows.net"],
+        ),
+        (
+            [
+                "Endpoint=sb://rg-bus.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey="
+            ],
+            [Run(B64, 43), "="],
+            [""],
+        ),
+    ],
+    "azure-ad-client-secret": token(
+        Run(B62, 3), Run(string.digits, 1), "Q~", Run(B62 + "_~.-", 33), Run(B62, 1)
+    ),
+    "signed-url-signature": [
+        (
+            [
+                "https://examplebucket.s3.amazonaws.com/report.csv?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+                "&X-Amz-Date=20240101T000000Z&X-Amz-Expires=3600&X-Amz-SignedHeaders=host"
+                "&X-Amz-Signature="
+            ],
+            [Run(HEX, 64)],
+            [""],
+        ),
+        (
+            [
+                "https://rgdata.blob.core.windows.net/exports/q3.pdf?sv=2022-11-02&ss=b&srt=o&sp=r"
+                "&se=2030-01-01T00:00:00Z&sig="
+            ],
+            [Run(B62, 43), "%3D"],
+            [""],
+        ),
+    ],
+    "digitalocean-token": token(("dop_v1_", "doo_v1_", "dor_v1_"), Run(HEX, 64)),
+    "databricks-token": token("dapi", Run(HEX, 32)),
+    "vault-token": token(("hvs.", "hvb."), Run(B64URL, 24, 120)),
+    "terraform-cloud-token": token(Run(B62, 14), ".atlasv1.", Run(B64URL, 67)),
+    "pulumi-access-token": token("pul-", Run(HEX, 40)),
+    "doppler-token": token(("dp.pt.", "dp.st.", "dp.sa."), Run(B62, 43)),
+    "github-pat": token("ghp_", Run(B62, 36)),
+    "github-fine-grained-pat": token("github_pat_", Run(B62, 22), "_", Run(B62, 59)),
+    "github-oauth": token("gho_", Run(B62, 36)),
+    "github-app-token": token(("ghu_", "ghs_"), Run(B62, 36)),
+    "github-refresh-token": token("ghr_", Run(B62, 36, 76)),
+    "gitlab-pat": token("glpat-", Run(B64URL, 20)),
+    "gitlab-token": token(("glrt-", "gldt-", "glptt-", "glcbt-"), Run(B64URL, 20, 40)),
+    "npm-token": token("npm_", Run(B62, 36)),
+    "pypi-token": token("pypi-AgEIcHlwaS5vcmc", Run(B64URL, 60, 160)),
+    "dockerhub-pat": token("dckr_pat_", Run(B64URL, 27)),
+    "huggingface-token": token("hf_", Run(B62, 34)),
+    "atlassian-api-token": [
+        ((), ["ATATT3", Run(B64URL, 186)], ()),
+        ((), ["ATBB", Run(B62, 32)], ()),
+    ],
+    "slack-token": token(
+        ("xoxb-", "xoxp-", "xoxe.xoxp-"),
+        Run(string.digits, 10, 13),
+        "-",
+        Run(string.digits, 10, 13),
+        "-",
+        Run(B62, 24, 32),
+    ),
+    "slack-webhook": token(
+        "https://hooks.slack.com/services/T",
+        Run(UPPER_DIGITS, 8, 10),
+        "/B",
+        Run(UPPER_DIGITS, 8, 10),
+        "/",
+        Run(B62, 24),
+    ),
+    "discord-bot-token": token(
+        ("M", "N", "O"), Run(B64URL, 23, 25), ".", Run(B64URL, 6), ".", Run(B64URL, 27, 38)
+    ),
+    "discord-webhook": token(
+        "https://discord.com/api/webhooks/", Run(string.digits, 18), "/", Run(B64URL, 68)
+    ),
+    "telegram-bot-token": token(Run(string.digits, 8, 10), ":AA", Run(B64URL, 33)),
+    "stripe-secret-key": token(("sk_live_", "sk_test_", "rk_live_"), Run(B62, 24, 99)),
+    "stripe-webhook-secret": token("whsec_", Run(B62, 32)),
+    "square-token": [
+        ((), ["EAAA", Run(B64URL, 60)], ()),
+        ((), ["sq0atp-", Run(B64URL, 22)], ()),
+        ((), ["sq0csp-", Run(B64URL, 43)], ()),
+    ],
+    "shopify-token": token(("shpat_", "shpca_", "shppa_", "shpss_"), Run(HEX, 32)),
+    "sendgrid-api-key": token("SG.", Run(B64URL, 22), ".", Run(B64URL, 43)),
+    "twilio-api-key": token("SK", Run(HEX, 32)),
+    "mailgun-api-key": [
+        ((), ["key-", Run(HEX, 32)], ()),
+        ((), [Run(HEX, 32), "-", Run(HEX, 8), "-", Run(HEX, 8)], ()),
+    ],
+    "mailchimp-api-key": token(Run(HEX, 32), "-us", Run(string.digits, 1, 2)),
+    "anthropic-api-key": token(("sk-ant-api03-", "sk-ant-admin01-"), Run(B64URL, 93), "AA"),
+    "openai-api-key": [
+        ((), [("sk-proj-", "sk-svcacct-"), Run(B64URL, 40, 156)], ()),
+        ((), ["sk-", Run(B62, 20), "T3BlbkFJ", Run(B62, 20)], ()),
+    ],
+    "groq-api-key": token("gsk_", Run(B62, 52)),
+    "replicate-api-token": token("r8_", Run(B62, 37)),
+    "xai-api-key": token("xai-", Run(B62, 80)),
+    "perplexity-api-key": token("pplx-", Run(B62, 48)),
+    "linear-api-key": token("lin_api_", Run(B62, 40)),
+    "notion-token": token("ntn_", Run(B62, 46)),
+    "new-relic-api-key": token("NRAK-", Run(UPPER_DIGITS, 27)),
+    "grafana-token": [
+        ((), ["glsa_", Run(B62, 32), "_", Run(HEX, 8)], ()),
+        ((), ["glc_", Run(B64, 60, 120), "=="], ()),
+    ],
+    "sentry-auth-token": [
+        ((), ["sntrys_", Run(B62 + "+/", 80, 200)], ()),
+        ((), ["sntryu_", Run(HEX, 64)], ()),
+    ],
+    "postman-api-key": token("PMAK-", Run(HEX, 24), "-", Run(HEX, 34)),
+    "supabase-token": [
+        ((), ["sbp_", Run(HEX, 40)], ()),
+        ((), ["sb_secret_", Run(B64URL, 31)], ()),
+    ],
+    "age-secret-key": token("AGE-SECRET-KEY-1", Run(BECH32, 58)),
+    "jwt": token(
+        "eyJ", Run(B64URL, 10, 40), ".eyJ", Run(B64URL, 10, 160), ".", Run(B64URL, 43, 86)
+    ),
+    "pem-private-key": [
+        ((), pem("RSA PRIVATE KEY"), ()),
+        ((), pem("PRIVATE KEY"), ()),
+        ((), pem("OPENSSH PRIVATE KEY"), ()),
+        ((), pem("EC PRIVATE KEY", "\\n"), ()),
+        ((), pem("ENCRYPTED PRIVATE KEY", "\r\n"), ()),
+    ],
+    "authorization-header": [
+        (["Authorization: Bearer "], BEARER, [""]),
+        (['"Authorization": "Basic '], [Run(B64, 20, 40), "="], ['"']),
+        (["curl -H 'authorization: token "], BEARER, ["' https://api.example.com"]),
+    ],
+    "url-credentials": [
+        (
+            [
+                ("postgres://", "mysql://", "redis://", "amqps://", "https://"),
+                Run("abcdefgh", 3, 8),
+                ":",
+            ],
+            VALUE,
+            [("@db.internal:5432/app", "@cache:6379/0", "@git.example.com/team/repo.git")],
+        ),
+    ],
+    "connection-string-password": [
+        (["Server=tcp:db.internal,1433;Database=app;User Id=sa;Password="], VALUE, [";"]),
+        (["jdbc:sqlserver://db:1433;databaseName=app;user=sa;password="], VALUE, [";"]),
+        (["Host=db;Port=5432;Username=app;Pwd="], VALUE, [";Pooling=true"]),
+    ],
+    "password-assignment": [
+        (['password = "'], VALUE, ['"']),
+        (["DB_PASSWORD="], VALUE, [""]),
+        (['"client_secret": "'], VALUE, ['"']),
+        (["api_key: "], VALUE, [""]),
+        (["SECRET_KEY = '"], VALUE, ["'"]),
+        (["<password>"], VALUE, ["</password>"]),
+        (["mysql -u root --password="], VALUE, [" app"]),
+        (['const apiToken: string = "'], VALUE, ['";']),
+    ],
+}
+
+
+def draw_part(rng: random.Random, part: Part) -> str:
+    if isinstance(part, str):
+        return part
+    if isinstance(part, tuple):
+        return rng.choice(part)
+    n = rng.randint(part.lo, part.top)
+    return "".join(rng.choice(part.alphabet) for _ in range(n))
+
+
+def sample(rule: str, rng: random.Random, variant: int | None = None) -> tuple[str, str]:
+    """(text fragment, secret) in `rule`'s format."""
+    variants = FORMATS[rule]
+    pre, sec, post = variants[rng.randrange(len(variants)) if variant is None else variant]
+    secret = "".join(draw_part(rng, p) for p in sec)
+    before = "".join(draw_part(rng, p) for p in pre)
+    after = "".join(draw_part(rng, p) for p in post)
+    return before + secret + after, secret
+
+
+def part_strategy(part: Part) -> st.SearchStrategy[str]:
+    if isinstance(part, str):
+        return st.just(part)
+    if isinstance(part, tuple):
+        return st.sampled_from(part)
+    return st.text(alphabet=part.alphabet, min_size=part.lo, max_size=part.top)
+
+
+def parts_strategy(parts: Sequence[Part]) -> st.SearchStrategy[str]:
+    return st.tuples(*(part_strategy(p) for p in parts)).map("".join)
+
+
+@st.composite
+def secrets(draw: st.DrawFn) -> tuple[str, str, str]:
+    """(rule id, fragment, secret) for any built-in rule, any of its variants."""
+    rule = draw(st.sampled_from(sorted(FORMATS)))
+    pre, sec, post = draw(st.sampled_from(FORMATS[rule]))
+    secret = draw(parts_strategy(sec))
+    fragment = draw(parts_strategy(pre)) + secret + draw(parts_strategy(post))
+    return rule, fragment, secret
+
+
+# Look-alikes per rule: near misses of its format that must come through untouched.
+NEGATIVES: dict[str, str] = {
+    "aws-access-key-id": "The ARN arn:aws:iam::123456789012:role/AKIAROLE stays, as does AKIA1234.",
+    "aws-secret-access-key": 'aws_secret_access_key = os.environ["AWS_SECRET_ACCESS_KEY"]',
+    "google-api-key": "The key prefix is AIza followed by 35 characters, e.g. AIza-short.",
+    "google-oauth-client-secret": "Client secrets start with GOCSPX- in the console.",
+    "google-oauth-access-token": "Access tokens look like ya29.<opaque> and expire in an hour.",
+    "gcp-service-account-key": '{"private_key_id": "1a2b3c4d", "private_key": ""}',
+    "azure-storage-key": "DefaultEndpointsProtocol=https;AccountName=rg;AccountKey=${STORAGE_KEY}",
+    "azure-ad-client-secret": "Use the Q~ marker: secrets like abc1Q~ are 40 characters long.",
+    "signed-url-signature": "https://example.com/download?file=report.pdf&signature_version=4&sig=abc",
+    "digitalocean-token": "DigitalOcean tokens begin with dop_v1_ and are 71 characters.",
+    "databricks-token": "Generate a token (dapi...) under User Settings > Developer.",
+    "vault-token": "Vault prints hvs.<token> after login; export VAULT_TOKEN=$(vault print token).",
+    "terraform-cloud-token": "Terraform Cloud tokens contain .atlasv1. in the middle.",
+    "pulumi-access-token": "pul-1234 is a ticket number, not a token.",
+    "doppler-token": "Service tokens start with dp.st. and are scoped to a config.",
+    "github-pat": "Classic PATs look like ghp_xxxxxxxxxxxx (placeholder) and ghp_ABC is too short.",
+    "github-fine-grained-pat": "Fine-grained tokens start with github_pat_ and expire.",
+    "github-oauth": "gho_ tokens come from OAuth; commit 9fceb02d0ae598e95dc970b74767f19372d61af8.",
+    "github-app-token": "Installation tokens (ghs_...) last one hour.",
+    "github-refresh-token": "Refresh tokens use the ghr_ prefix.",
+    "gitlab-pat": "Create one under Preferences > Access Tokens (prefix glpat-).",
+    "gitlab-token": "Runner tokens now start with glrt- instead of the old registration token.",
+    "npm-token": "Set npm_config_cache=/tmp/npm and run npm_lifecycle_event scripts.",
+    "pypi-token": "Use __token__ as the user name and a pypi-... token as the password.",
+    "dockerhub-pat": "docker login -u alice --password-stdin < token.txt",
+    "huggingface-token": "Log in with huggingface-cli login; tokens look like hf_...",
+    "atlassian-api-token": "Atlassian tokens begin ATATT3 and Bitbucket app passwords ATBB.",
+    "slack-token": "Bot tokens (xoxb-...) and user tokens (xoxp-...) differ in scope.",
+    "slack-webhook": "Post to https://hooks.slack.com/ with your webhook path.",
+    "discord-bot-token": "Use Node.js or Microsoft.Extensions.Logging for the bot.",
+    "discord-webhook": "Webhook URLs look like https://discord.com/api/webhooks/<id>/<token>.",
+    "telegram-bot-token": "The meeting is at 10:AM, bot 123456:ABC is just an example id.",
+    "stripe-secret-key": "The publishable key pk_live_51HxxYyZz0123456789abcdefGHIJ is public.",
+    "stripe-webhook-secret": "Copy the signing secret (whsec_...) from the dashboard.",
+    "square-token": "Square sandbox tokens start with EAAA as well; sq0atp- is the legacy prefix.",
+    "shopify-token": "Admin API tokens start shpat_ and are shown only once.",
+    "sendgrid-api-key": "SendGrid keys start with SG. followed by two parts.",
+    "twilio-api-key": "Twilio SIDs: SKU-42 is a product code, ACabc an account prefix.",
+    "mailgun-api-key": "Request 123e4567-e89b-12d3-a456-426614174000 used key-rotation policy.",
+    "mailchimp-api-key": "Mailchimp keys end with a datacenter suffix like -us21.",
+    "anthropic-api-key": "Anthropic keys begin with sk-ant- and are sent as x-api-key.",
+    "openai-api-key": "Set OPENAI_API_KEY=sk-... in a shell; scikit-learn has risk-based splits.",
+    "groq-api-key": "Groq keys start with gsk_.",
+    "replicate-api-token": "Replicate tokens start with r8_.",
+    "xai-api-key": "xai-grok is the model family name.",
+    "perplexity-api-key": "pplx-api is the API name.",
+    "linear-api-key": "Personal keys are prefixed lin_api_.",
+    "notion-token": "Internal integration tokens now start with ntn_.",
+    "new-relic-api-key": "User keys are labelled NRAK- in the UI.",
+    "grafana-token": "Service account tokens start glsa_ and cloud tokens glc_.",
+    "sentry-auth-token": "Org tokens (sntrys_) replaced the old auth tokens.",
+    "postman-api-key": "Postman keys: PMAK-<id>-<secret>.",
+    "supabase-token": "The anon key is public; sbp_ tokens are personal.",
+    "age-secret-key": "age keys begin AGE-SECRET-KEY-1 and public keys age1.",
+    "jwt": "A JWT has three parts; eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0 has only two.",
+    "pem-private-key": "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0\n-----END PUBLIC KEY-----",
+    "authorization-header": 'curl -H "Authorization: Bearer $GITHUB_TOKEN" https://api.github.com',
+    "url-credentials": "git clone ssh://git@github.com/org/repo.git or https://alice@example.com/a?b=c",
+    "connection-string-password": "Server=db;Integrated Security=true;Password=${DB_PASSWORD};",
+    "password-assignment": 'password = os.getenv("DB_PASSWORD") and token = process.env.TOKEN',
+}
+
+
+def test_rule_table_is_complete() -> None:
+    ids = [r.id for r in BUILTIN_RULES]
+    assert len(ids) >= 30
+    assert len(set(ids)) == len(ids)
+    assert all(r.trigger and r.pattern.isascii() for r in BUILTIN_RULES)
+    assert set(FORMATS) == set(ids) == set(NEGATIVES)
+    assert tuple(ids) == BUILTIN_RULE_IDS
+    assert MASKER.rule_ids == tuple(ids)
+
+
+@pytest.mark.parametrize("rule", BUILTIN_RULE_IDS)
+def test_each_rule_masks_its_format(rule: str) -> None:
+    rng = random.Random(rule)
+    for variant in range(len(FORMATS[rule])):
+        fragment, secret = sample(rule, rng, variant)
+        text = f"Here you go: {fragment} (keep it safe)."
+        out, counts = MASKER.mask_text(text)
+        assert secret not in out, (rule, variant)
+        assert counts.get(rule) == 1, (rule, variant, counts)
+        assert f"[REDACTED:{rule}]" in out
+        assert out.startswith("Here you go: ") and out.endswith(" (keep it safe).")
+
+
+@pytest.mark.parametrize("rule", BUILTIN_RULE_IDS)
+def test_each_rule_leaves_its_look_alike(rule: str) -> None:
+    text = NEGATIVES[rule]
+    assert MASKER.mask_text(text) == (text, {})
+
+
+def test_context_rules_mask_only_the_value() -> None:
+    cases = {
+        'password = "hunter2"': 'password = "[REDACTED:password-assignment]"',
+        "DB_PASSWORD=hunter2.": "DB_PASSWORD=[REDACTED:password-assignment].",
+        "postgres://admin:s3cr3t@db:5432/app": "postgres://admin:[REDACTED:url-credentials]@db:5432/app",
+        "redis://:p@ss:w0rd@cache:6379/0": "redis://:[REDACTED:url-credentials]@cache:6379/0",
+        "Id=sa;Password=Pa55w0rd!;": "Id=sa;Password=[REDACTED:connection-string-password];",
+        "PWD={p@ss;word};": "PWD={[REDACTED:connection-string-password]};",
+        "Authorization: Basic dXNlcjpwYXNz": "Authorization: Basic [REDACTED:authorization-header]",
+        '{\\"password\\": \\"hunter2\\"}': '{\\"password\\": \\"[REDACTED:password-assignment]\\"}',
+        'password: str = "hunter2"': 'password: str = "[REDACTED:password-assignment]"',
+    }
+    for text, expected in cases.items():
+        assert MASKER.mask_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'api_key = os.environ["OPENAI_API_KEY"]',
+        'password = os.getenv("DB_PASSWORD")',
+        "const key = process.env.STRIPE_KEY;",
+        "token = process.env.STRIPE_KEY",
+        "password: ${DB_PASSWORD}",
+        'password: "${DB_PASSWORD}"',
+        'password = "<your-password>"',
+        'api_key = "<your-api-key>"',
+        'password = "***"',
+        'api_key = "sk-..."',
+        'token = "ghp_xxxxxxxxxxxx"',
+        'password = "%(password)s"',
+        'secret = "{{ .Values.secret }}"',
+        "api_key = settings.openai_api_key",
+        "client = Client(api_key=api_key, token=token)",
+        "api_key: SecretStr",
+        "password: Optional[str] = None",
+        "token = await client.get_token()",
+        "PWD=/home/alice/project",
+        "max_tokens = 1024",
+        '"max_tokens": 1024, "temperature": 0.2',
+        "The tokenizer splits text into tokens; the password must have 12 characters.",
+        "export GITHUB_TOKEN=$(gh auth token)",
+        "postgres://app:${DB_PASSWORD}@db:5432/app",
+        "https://user@example.com/a?b=c",
+        "Authorization: Bearer <token>",
+        '"password": "[REDACTED:password-assignment]"',
+    ],
+)
+def test_placeholders_and_indirection_stay(text: str) -> None:
+    assert MASKER.mask_text(text) == (text, {})
+
+
+def test_specific_rule_wins_over_context_rule() -> None:
+    pat = "ghp_" + "A1b2C3d4" * 4 + "E5f6"
+    for text in (
+        f"export GITHUB_TOKEN={pat}",
+        f'"token": "{pat}"',
+        f"Authorization: Bearer {pat}",
+        f"https://x-access-token:{pat}@github.com/org/repo.git",
+    ):
+        out, counts = MASKER.mask_text(text)
+        assert counts == {"github-pat": 1}, text
+        assert pat not in out
+    out, _ = MASKER.mask_text(f"https://x-access-token:{pat}@github.com/org/repo.git")
+    assert out == "https://x-access-token:[REDACTED:github-pat]@github.com/org/repo.git"
+
+
+def test_overlaps_fold_into_the_earliest_longest_match() -> None:
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9Pl"
+    out, counts = MASKER.mask_text(f"Authorization: Bearer {jwt}")
+    assert out == "Authorization: Bearer [REDACTED:jwt]" and counts == {"jwt": 1}
+    # A service-account key holds a PEM block: the longer JSON value wins, counted once.
+    fragment, _ = sample("gcp-service-account-key", random.Random(3))
+    out, counts = MASKER.mask_text(fragment)
+    assert counts == {"gcp-service-account-key": 1}
+    # Two matches that touch but do not overlap are two redactions.
+    two = "ghp_" + "a" * 36 + " ghp_" + "b" * 36
+    assert MASKER.mask_text(two) == (
+        "[REDACTED:github-pat] [REDACTED:github-pat]",
+        {"github-pat": 2},
+    )
+
+
+def test_counts_and_surrounding_text() -> None:
+    text = "a AKIAABCDEFGHIJKLMNOP b AKIAABCDEFGHIJKLMNOQ c hf_" + "x1" * 17 + " d"
+    out, counts = MASKER.mask_text(text)
+    assert out == (
+        "a [REDACTED:aws-access-key-id] b [REDACTED:aws-access-key-id] c "
+        "[REDACTED:huggingface-token] d"
+    )
+    assert counts == {"aws-access-key-id": 2, "huggingface-token": 1}
+    assert list(counts) == sorted(counts)
+
+
+def test_unicode_around_secrets() -> None:
+    text = "Schlüssel: ghp_" + "Ab3" * 12 + " — ✓ 日本語 " + 'password = "pä55wörd"'
+    out, counts = MASKER.mask_text(text)
+    assert out == (
+        'Schlüssel: [REDACTED:github-pat] — ✓ 日本語 password = "[REDACTED:password-assignment]"'
+    )
+    assert counts == {"github-pat": 1, "password-assignment": 1}
+    lone = "surrogate \ud800 then sk_live_" + "Z" * 24
+    assert MASKER.mask_text(lone)[0] == "surrogate \ud800 then [REDACTED:stripe-secret-key]"
+
+
+def test_empty_and_clean_strings_are_returned_as_is() -> None:
+    text = "Nothing to see here, just prose and https://example.com/a?b=c."
+    out, counts = MASKER.mask_text(text)
+    assert out is text and counts == {}
+    assert MASKER.mask_text("") == ("", {})
+
+
+# --- literals and deployment patterns ---------------------------------------------------------
+
+
+def test_literal_canaries() -> None:
+    masker = Masker(literals=["CANARY-7f3a", "CANARY-7f3a-long", "zürich-canary"])
+    out, counts = masker.mask_text("x CANARY-7f3a-long y CANARY-7f3a z canary-7f3a zürich-canary!")
+    assert out == "x [REDACTED:literal] y [REDACTED:literal] z canary-7f3a [REDACTED:literal]!"
+    assert counts == {"literal": 3}
+    # A literal inside a longer token: the token (earliest start) wins and covers it.
+    pat = "ghp_" + "CANARY7f3a" * 4
+    out, counts = Masker(literals=["CANARY7f3a"]).mask_text(f"t {pat}")
+    assert out == "t [REDACTED:github-pat]" and counts == {"github-pat": 1}
+    # Exactly the literal's span: the deployment's rule is named.
+    assert Masker(literals=["hunter2secret"]).mask_text('password = "hunter2secret"') == (
+        'password = "[REDACTED:literal]"',
+        {"literal": 1},
+    )
+
+
+def test_literals_with_regex_metacharacters_match_exactly() -> None:
+    masker = Masker(literals=["a.b*c(d)"])
+    assert masker.mask_text("a.b*c(d) aXbbc(d)") == ("[REDACTED:literal] aXbbc(d)", {"literal": 1})
+
+
+def test_bad_literals_are_rejected_without_showing_them() -> None:
+    with pytest.raises(LeakRuleError) as err:
+        Masker(literals=["fine-canary", ""])
+    assert err.value.rule_id == "literal" and "fine-canary" not in str(err.value)
+
+
+def test_extra_patterns() -> None:
+    masker = Masker(
+        patterns={"acme-key": r"ACME-[0-9A-F]{16}", "acme-pin": r"pin=(?P<secret>\d{6})"}
+    )
+    out, counts = masker.mask_text("k ACME-0123456789ABCDEF and pin=123456 and ACME-XYZ")
+    assert out == "k [REDACTED:acme-key] and pin=[REDACTED:acme-pin] and ACME-XYZ"
+    assert counts == {"acme-key": 1, "acme-pin": 1}
+    assert masker.rule_ids[:2] == ("acme-key", "acme-pin")
+    # Non-ASCII in a deployment pattern matches characters, not bytes.
+    out, _ = Masker(patterns={"geheim": r"geheim-[äöü]{3}"}).mask_text("x geheim-äöü y")
+    assert out == "x [REDACTED:geheim] y"
+
+
+@pytest.mark.parametrize(
+    ("patterns", "rule_id", "reason"),
+    [
+        ({"acme-key": "ACME-(SECRETFRAGMENT"}, "acme-key", "does not compile under RE2"),
+        ({"acme-key": r"(?<=ACME)SECRETFRAGMENT"}, "acme-key", "does not compile under RE2"),
+        ({"acme-key": r"SECRETFRAGMENT\1"}, "acme-key", "does not compile under RE2"),
+        ({"acme-key": "(?:SECRETFRAGMENT)?"}, "acme-key", "matches the empty string"),
+        ({"acme-key": ""}, "acme-key", "empty"),
+        ({"github-pat": "SECRETFRAGMENT"}, "github-pat", "already used"),
+        ({"literal": "SECRETFRAGMENT"}, "literal", "already used"),
+        ({"Acme_Key": "SECRETFRAGMENT"}, "Acme_Key", "kebab-case"),
+    ],
+)
+def test_bad_extra_patterns_name_the_rule_not_the_pattern(
+    patterns: dict[str, str], rule_id: str, reason: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(LeakRuleError) as err:
+        Masker(patterns=patterns)
+    assert err.value.rule_id == rule_id
+    assert repr(rule_id) in str(err.value) and reason in str(err.value)
+    assert "SECRETFRAGMENT" not in str(err.value)
+    captured = capfd.readouterr()
+    assert "SECRETFRAGMENT" not in captured.out + captured.err  # RE2 logs nothing
+
+
+def test_from_settings() -> None:
+    settings = Settings(
+        leak_literals=[SecretStr("CANARY-from-settings")],
+        leak_patterns={"acme-key": r"ACME-[0-9A-F]{16}"},
+    )
+    masker = Masker.from_settings(settings)
+    out, counts = masker.mask_text("CANARY-from-settings ACME-0123456789ABCDEF")
+    assert out == "[REDACTED:literal] [REDACTED:acme-key]"
+    assert counts == {"acme-key": 1, "literal": 1}
+    assert "CANARY" not in repr(masker) and "ACME" not in repr(masker)
+
+
+# --- trees -----------------------------------------------------------------------------------
+
+PAT = "ghp_" + "Zq9" * 12
+
+
+def test_mask_tree_paths_counts_and_sharing() -> None:
+    untouched = {"type": "text", "data": {"text": "hello"}}
+    message: dict[str, Any] = {
+        "segments": [
+            untouched,
+            {"type": "text", "data": {"text": f"a {PAT} b {PAT}"}},
+            {"type": "markdown", "data": {"content": "x AKIAABCDEFGHIJKLMNOP"}},
+            {"type": "face", "data": {"id": 12}},
+        ],
+        "meta": ("keep", f"tuple {PAT}"),
+    }
+    new, hits = MASKER.mask_tree(message)
+    assert [h.as_dict() for h in hits] == [
+        {"rule": "github-pat", "path": "meta[1]", "count": 1},
+        {"rule": "github-pat", "path": "segments[1].data.text", "count": 2},
+        {"rule": "aws-access-key-id", "path": "segments[2].data.content", "count": 1},
+    ]
+    assert new["segments"][1]["data"]["text"] == "a [REDACTED:github-pat] b [REDACTED:github-pat]"
+    assert new["meta"] == ("keep", "tuple [REDACTED:github-pat]")
+    assert new["segments"][0] is untouched and new["segments"][3] is message["segments"][3]
+    assert message["segments"][1]["data"]["text"].startswith("a ghp_")  # input not mutated
+    assert list(new) == list(message) and list(new["segments"][1]) == ["type", "data"]
+
+
+def test_mask_tree_unchanged_returns_the_same_object() -> None:
+    value = {"a": [1, 2.5, None, True, {"b": "plain"}], "c": "text"}
+    new, hits = MASKER.mask_tree(value)
+    assert new is value and hits == []
+    assert MASKER.mask_tree("plain", "segments[0].data.text") == ("plain", [])
+    assert MASKER.mask_tree(42) == (42, [])
+
+
+def test_mask_tree_root_string_and_base_path() -> None:
+    new, hits = MASKER.mask_tree(f"x {PAT}")
+    assert new == "x [REDACTED:github-pat]" and hits == [MaskHit("github-pat", "$", 1)]
+    _, hits = MASKER.mask_tree({"text": PAT}, "segments[3].data")
+    assert hits == [MaskHit("github-pat", "segments[3].data.text", 1)]
+
+
+def test_mask_tree_orders_by_path_then_rule() -> None:
+    items = ["clean"] * 12
+    items[10] = PAT
+    items[2] = f"AKIAABCDEFGHIJKLMNOP {PAT}"
+    _, hits = MASKER.mask_tree({"z": PAT, "list": items, "a b": PAT})
+    assert [(h.path, h.rule) for h in hits] == [
+        ('["a b"]', "github-pat"),
+        ("list[2]", "aws-access-key-id"),
+        ("list[2]", "github-pat"),
+        ("list[10]", "github-pat"),
+        ("z", "github-pat"),
+    ]
+
+
+def test_mask_tree_keys() -> None:
+    # Keys are kept; a key that is itself a secret is masked, and the path uses the masked key.
+    value = {"password": "hunter2x", "note": {PAT: "v", "other": 1}, "apiKey": "<your-key>"}
+    new, hits = MASKER.mask_tree(value)
+    assert new == {
+        "password": "[REDACTED:password-assignment]",
+        "note": {"[REDACTED:github-pat]": "v", "other": 1},
+        "apiKey": "<your-key>",
+    }
+    assert [h.as_dict() for h in hits] == [
+        {"rule": "github-pat", "path": 'note["[REDACTED:github-pat]"]', "count": 1},
+        {"rule": "password-assignment", "path": "password", "count": 1},
+    ]
+    assert all(PAT not in h.path for h in hits)
+    # Two keys that mask to the same text are both kept.
+    twins = {PAT: 1, "ghp_" + "Yy8" * 12: 2}
+    new, hits = MASKER.mask_tree(twins)
+    assert new == {"[REDACTED:github-pat]": 1, "[REDACTED:github-pat]#2": 2}
+    assert len(hits) == 2
+
+
+def test_mask_tree_keyed_values() -> None:
+    value = {
+        "db_password": "s3cr3t-Value",
+        "clientSecret": "abc123def456",
+        "token": "ghp_" + "Q1w" * 12,
+        "password": "${DB_PASSWORD}",
+        "api_key": "see the docs",
+        "token_count": "12345",
+        "text": "plain",
+    }
+    new, _ = MASKER.mask_tree(value)
+    assert new == {
+        "db_password": "[REDACTED:password-assignment]",
+        "clientSecret": "[REDACTED:password-assignment]",
+        "token": "[REDACTED:github-pat]",
+        "password": "${DB_PASSWORD}",
+        "api_key": "see the docs",
+        "token_count": "12345",
+        "text": "plain",
+    }
+
+
+def test_mask_tree_deep_nesting_is_iterative() -> None:
+    deep: Any = PAT
+    for i in range(100_000):
+        deep = [deep] if i % 2 else {"k": deep}
+    new, hits = MASKER.mask_tree(deep)
+    assert len(hits) == 1 and hits[0].count == 1 and hits[0].path.endswith("k[0].k")
+    inner = new
+    for _ in range(100_000):
+        inner = inner[0] if isinstance(inner, list) else inner["k"]
+    assert inner == "[REDACTED:github-pat]"
+
+
+def test_mask_tree_rejects_cycles() -> None:
+    loop: dict[str, Any] = {"a": []}
+    loop["a"].append(loop)
+    with pytest.raises(ValueError, match=r"cyclic structure at a\[0\]"):
+        MASKER.mask_tree(loop)
+
+
+def test_nothing_secret_in_reprs() -> None:
+    masker = Masker(literals=["CANARY-repr-1"], patterns={"acme": "ACME-[0-9]{4}"})
+    assert "CANARY" not in repr(masker) and "ACME" not in repr(masker)
+    hit = MaskHit("literal", "segments[0].data.text", 1)
+    assert hit.as_dict() == {"rule": "literal", "path": "segments[0].data.text", "count": 1}
+    assert all("pattern" not in repr(r) for r in BUILTIN_RULES[:3])
+
+
+# --- properties ------------------------------------------------------------------------------
+
+FILLER = st.text(alphabet=string.ascii_letters + string.digits + " .,!?\n", max_size=60)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(secrets(), FILLER, FILLER)
+def test_generated_secrets_never_survive(
+    drawn: tuple[str, str, str], left: str, right: str
+) -> None:
+    rule, fragment, secret = drawn
+    text = f"{left} {fragment} {right}"
+    out, counts = MASKER.mask_text(text)
+    assert out.count(secret) <= (left + right).count(secret), rule
+    assert counts, rule
+
+
+NOISE_WORDS = [
+    "password",
+    "token",
+    "secret",
+    "://",
+    "eyJ",
+    "ghp_",
+    "-----BEGIN PRIVATE KEY-----",
+    "Bearer ",
+    "AKIA",
+    "Password=",
+    "sk-",
+    "api_key",
+    "[REDACTED:jwt]",
+]
+NOISE_CHARS = string.ascii_letters + string.digits + " =:\"'-_./@;,{}$<>[]\n"
+NOISE = st.lists(st.sampled_from([*NOISE_CHARS, *NOISE_WORDS]), max_size=60).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(NOISE)
+def test_random_text_changes_only_where_a_rule_fires(text: str) -> None:
+    out, counts = MASKER.mask_text(text)
+    if not counts:
+        assert out == text
+        return
+    # One marker per masked span; markers already in the text stay unless a span covers them.
+    masked = sum(counts.values())
+    assert masked <= out.count("[REDACTED:") <= masked + text.count("[REDACTED:")
+    assert set(counts) <= set(MASKER.rule_ids)
+    # Masking is idempotent: a masked text has nothing left to mask.
+    assert MASKER.mask_text(out) == (out, {})
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | NOISE,
+        lambda kids: st.lists(kids, max_size=4) | st.dictionaries(NOISE, kids, max_size=4),
+        max_leaves=12,
+    )
+)
+def test_mask_tree_agrees_with_mask_text(value: Any) -> None:
+    new, hits = MASKER.mask_tree(value)
+    if not hits:
+        assert new is value
+    assert all(h.count > 0 and h.rule in MASKER.rule_ids for h in hits)
+    assert MASKER.mask_tree(new)[1] == []
+
+
+# --- adversarial inputs ----------------------------------------------------------------------
+
+MB = 10**6
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * MB,
+        "password=" * (MB // 9),
+        "-----BEGIN PRIVATE KEY-----" * (MB // 27),
+        "-----BEGIN PRIVATE KEY-----\n" + "A" * MB,
+        "eyJ" + "a" * MB,
+        "eyJa.eyJa." * (MB // 10),
+        "postgres://" + "u" * MB + "@",
+        "x://a:" * (MB // 6),
+        '"' * MB,
+        'token: "' + ('token: "' + "password=x1y2z3 ") * (MB // 24),
+        "ghp_" * (MB // 4),
+        "AKIA" + "A" * MB,
+        "Authorization: Bearer " * (MB // 22),
+        ";Password=" * (MB // 10),
+        "sk-" + "-" * MB,
+        "\u00e9" * (MB // 2),
+    ],
+    ids=lambda t: repr(t[:16]),
+)
+def test_adversarial_megabyte_lines_complete(text: str) -> None:
+    out, counts = MASKER.mask_text(text)
+    assert isinstance(out, str) and all(n > 0 for n in counts.values())
+
+
+# --- labelled corpus ---------------------------------------------------------------------------
+
+
+def _load(name: str) -> list[dict[str, str]]:
+    with (CORPUS / name).open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def test_corpus_recall_and_false_positive_rate() -> None:
+    secrets_ = _load("secrets.jsonl")
+    benign = _load("benign.jsonl")
+    per_rule: dict[str, int] = {}
+    for row in secrets_:
+        per_rule[row["rule"]] = per_rule.get(row["rule"], 0) + 1
+    assert set(per_rule) == set(BUILTIN_RULE_IDS) and min(per_rule.values()) >= 2
+    found = 0
+    for row in secrets_:
+        out, counts = MASKER.mask_text(row["text"])
+        if row["rule"] in counts and row["secret"] not in out:
+            found += 1
+    false_positives = [row["text"] for row in benign if MASKER.mask_text(row["text"])[1]]
+    recall = found / len(secrets_)
+    fpr = len(false_positives) / len(benign)
+    print(
+        f"\nleak corpus: recall {recall:.4f} on {len(secrets_)} secrets, "
+        f"false-positive rate {fpr:.4f} on {len(benign)} benign samples"
+    )
+    assert len(benign) >= 300
+    assert recall == 1.0
+    assert fpr == 0.0, false_positives[:3]
+
+
+def test_corpus_values_are_not_placeholders() -> None:
+    # The corpus' secrets are fakes in the real format, never placeholder-looking values.
+    assert not any(is_placeholder(row["secret"]) for row in _load("secrets.jsonl"))
