@@ -1,0 +1,148 @@
+"""`replygate`: check records offline, run the worker, create topics, run the demo, print schemas."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits with 2 on usage errors already; keep messages on stderr, one line."""
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="replygate", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    check = commands.add_parser(
+        "check", help="run the worker's pipeline on JSON Lines records, without Kafka"
+    )
+    check.add_argument("file", nargs="?", default="-", help="JSON Lines file, or - for stdin")
+    check.add_argument("--workspaces", type=Path, help="the workspaces root (ToolCall.workspace)")
+    check.add_argument("--media-root", type=Path, help="the root for media paths")
+    check.add_argument("--config", type=Path, help="a TOML or YAML settings file")
+
+    worker = commands.add_parser(
+        "worker",
+        help="run the stream processor (a Faust worker); Faust's worker options pass through",
+        add_help=False,
+    )
+    worker.add_argument("--config", type=Path, help="a TOML or YAML settings file")
+
+    topics = commands.add_parser("topics", help="create the topics (idempotent)")
+    topics.add_argument("--config", type=Path, help="a TOML or YAML settings file")
+
+    demo = commands.add_parser("demo", help="the whole story on a local broker and a real worker")
+    demo.add_argument("--config", type=Path, help="a TOML or YAML settings file")
+
+    schema = commands.add_parser("schema", help="print a contract's JSON Schema")
+    schema.add_argument(
+        "name", help="im.segments.v1, assistant.html.v1, kandev.rich_output.v1, or a registered one"
+    )
+    schema.add_argument("--config", type=Path, help="a TOML or YAML settings file")
+    return parser
+
+
+def _usage_error(message: str) -> int:
+    print(f"replygate: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _load(config: Path | None, **overrides: Any) -> Any:
+    from streams.settings import load_settings
+
+    return load_settings(config, **overrides)
+
+
+def _lines(stream: IO[bytes]) -> Iterator[bytes]:
+    for line in stream:
+        yield line.rstrip(b"\r\n")
+
+
+def run_check(args: argparse.Namespace, stdout: IO[bytes]) -> int:
+    """One JSON line out for every line in; 0 whatever the verdicts, 2 for unusable input."""
+    from pydantic import ValidationError
+
+    from streams.pipeline import Gate
+
+    overrides: dict[str, Any] = {}
+    if args.workspaces is not None:
+        overrides["workspaces_root"] = args.workspaces
+    if args.media_root is not None:
+        overrides["media_root"] = args.media_root
+    try:
+        settings = _load(args.config, **overrides)
+        gate = Gate(settings)
+    except (OSError, ValueError, ValidationError) as exc:
+        return _usage_error(f"settings: {exc}")
+    interactive = args.file == "-"
+    try:
+        stream: IO[bytes] = sys.stdin.buffer if interactive else open(args.file, "rb")  # noqa: SIM115
+    except OSError as exc:
+        return _usage_error(f"cannot read {args.file}: {exc.strerror or exc}")
+    try:
+        for line_no, raw in enumerate(_lines(stream), start=1):
+            decision = gate.check_line(raw, line_no, datetime.now(UTC))
+            stdout.write(orjson.dumps(decision.line()) + b"\n")
+            if interactive:
+                stdout.flush()
+    except OSError as exc:
+        return _usage_error(f"cannot read {args.file}: {exc.strerror or exc}")
+    finally:
+        if not interactive:
+            stream.close()
+    stdout.flush()
+    return EXIT_OK
+
+
+def run_schema(args: argparse.Namespace, stdout: IO[bytes]) -> int:
+    from schemas.rich_output import CONTRACT_NAME, rich_output_json_schema
+    from streams.contracts import build_registry
+
+    settings = _load(args.config)
+    if args.name == CONTRACT_NAME:
+        schema = rich_output_json_schema()
+    else:
+        contract = build_registry(settings.extra_contracts).get(args.name)
+        if contract is None:
+            return _usage_error(f"unknown contract {args.name!r}")
+        schema = contract.json_schema()
+    stdout.write(orjson.dumps(schema, option=orjson.OPT_INDENT_2) + b"\n")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "worker":
+        from streams.worker_cli import run_worker
+
+        return run_worker(argv[1:])
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    stdout = sys.stdout.buffer
+    if args.command == "check":
+        return run_check(args, stdout)
+    if args.command == "schema":
+        return run_schema(args, stdout)
+    if args.command == "topics":
+        from streams.topics import run_topics
+
+        return run_topics(_load(args.config))
+    if args.command == "demo":
+        from streams.demo import run_demo
+
+        return run_demo(_load(args.config))
+    return _usage_error(f"unknown command {args.command}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
