@@ -1,0 +1,43 @@
+# replygate: `make demo` runs the main job, `make test` the whole suite, from a fresh clone.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+KAFKA_PORT ?= 9092
+export KAFKA_PORT
+
+.PHONY: install tools kafka-up kafka-down test lint demo bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test,dev,bench]'
+	touch $@
+
+install: $(VENV)/.installed
+
+tools:
+	bash scripts/install-tools.sh
+
+kafka-up:
+	bash deploy/kafka-local/kafka-local.sh up
+
+kafka-down:
+	bash deploy/kafka-local/kafka-local.sh down
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+test: install tools lint
+	bash scripts/with-kafka.sh $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+demo: install
+	bash scripts/with-kafka.sh $(VENV)/bin/replygate demo
+
+bench: install
+	bash scripts/with-kafka.sh $(PY) -m bench
+
+clean:
+	bash deploy/kafka-local/kafka-local.sh down || true
+	rm -rf $(VENV) .run

@@ -1,0 +1,237 @@
+"""The Faust app: a thin Kafka shell around `streams.pipeline.Gate` and `streams.turns`.
+
+Run it with `replygate worker` (or `faust -A streams.app worker`). Input topics are keyed by
+conversation, so a turn's pending and finished state live on its conversation's partition and
+one worker handles its reply, correction, cancel and deadline.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import UTC, datetime
+
+import faust
+import orjson
+from faust.types import EventT, StreamT
+
+from schemas.records import Context
+from streams.kafka_config import faust_broker_options
+from streams.metrics_hooks import WorkerMetrics
+from streams.pipeline import Decision, Gate, PendingTurn, Source
+from streams.settings import Settings, load_settings
+from streams.turns import KEEP, Step, on_cancel, on_deadline, on_reply
+
+log = logging.getLogger("replygate.worker")
+
+
+class GateApp(faust.App):
+    """A Faust app that makes sure replygate's own topics exist before it subscribes."""
+
+    replygate_settings: Settings
+
+    async def on_first_start(self) -> None:
+        from streams.topics import create_topics
+
+        created = await create_topics(self.replygate_settings)
+        if created:
+            log.info("created topics: %s", ", ".join(sorted(created)))
+        await super().on_first_start()
+
+
+def create_app(settings: Settings) -> faust.App:
+    """Build the app, its topics, tables, agents and timers from one settings object."""
+    app = GateApp(
+        settings.app_id,
+        store=settings.store,
+        processing_guarantee=settings.processing_guarantee,
+        topic_partitions=settings.partitions,
+        topic_replication_factor=settings.replication_factor,
+        datadir=str(settings.data_dir),
+        key_serializer="raw",
+        value_serializer="raw",
+        web_port=settings.web_port,
+        web_enabled=False,
+        consumer_auto_offset_reset="earliest",
+        # A killed worker's partitions move after 10 s, not Faust's default minute.
+        broker_session_timeout=10.0,
+        broker_heartbeat_interval=3.0,
+        broker_commit_every=1000,
+        broker_commit_interval=0.5,
+        stream_wait_empty=False,
+        table_standby_replicas=0,
+        worker_redirect_stdouts=False,
+        **faust_broker_options(settings),
+    )
+    app.replygate_settings = settings
+    gate = Gate(settings)
+    metrics = WorkerMetrics(settings, gate)
+    n = settings.partitions
+    input_config = {"message.timestamp.type": "LogAppendTime"}
+
+    replies_topic = app.topic(settings.topic("replies_raw"), partitions=n, config=input_config)
+    toolcalls_topic = app.topic(settings.topic("toolcalls_raw"), partitions=n, config=input_config)
+    control_topic = app.topic(settings.topic("turns_control"), partitions=n, config=input_config)
+    deadlines_topic = app.topic(
+        f"{settings.app_id}-deadlines", partitions=n, internal=True
+    )
+    outputs: dict[str, faust.TopicT] = {}
+
+    # Keys and values are bytes (orjson values), so they read back the same after recovery.
+    pending_table = app.Table(
+        "pending-turns", default=None, partitions=n, key_type=bytes, value_type=bytes
+    )
+    finished_table = app.Table(
+        "finished-turns", default=None, partitions=n, key_type=bytes, value_type=bytes
+    )
+
+    def output_topic(name: str) -> faust.TopicT:
+        topic = outputs.get(name)
+        if topic is None:
+            topic = outputs[name] = app.topic(name, partitions=n)
+        return topic
+
+    async def send(decision: Decision) -> None:
+        if decision.output is None or decision.topic is None:
+            return
+        await output_topic(decision.topic).send(
+            key=decision.key, value=orjson.dumps(decision.output)
+        )
+        metrics.sent(decision)
+
+    def pending_of(turn_id: str) -> PendingTurn | None:
+        value = pending_table.get(turn_id.encode())
+        return PendingTurn.from_dict(orjson.loads(value)) if value else None
+
+    def stored_context(turn_id: str) -> Context | None:
+        pending = pending_of(turn_id)
+        return pending.stored_context() if pending is not None else None
+
+    def finished_of(turn_id: str) -> str | None:
+        value = finished_table.get(turn_id.encode())
+        return value.decode() if value else None
+
+    async def apply(
+        step: Step,
+        turn_id: str | None,
+        partition: int,
+        topic: str,
+        decision: Decision | None = None,
+    ) -> None:
+        """Send first, then store: a crash in between repeats the identical records."""
+        for decision in step.emit:
+            await send(decision)
+        if turn_id is not None:
+            key = turn_id.encode()
+            if step.pending is not KEEP:
+                if step.pending is None:
+                    pending_table.pop(key, None)
+                else:
+                    entry = {**step.pending.as_dict(), "partition": partition}
+                    pending_table[key] = orjson.dumps(entry)
+            if step.finished is not None:
+                finished_table[key] = step.finished.encode()
+        metrics.step(step, topic, decision)
+
+    def source_of(event: EventT) -> Source:
+        message = event.message
+        stamp = datetime.fromtimestamp(message.timestamp, UTC) if message.timestamp else None
+        return Source(message.topic, message.partition, message.offset, stamp, message.key)
+
+    @app.agent(replies_topic)
+    async def replies(stream: StreamT[bytes]) -> None:
+        async for event in stream.events():
+            started = time.perf_counter()
+            source = source_of(event)
+            now = source.timestamp or datetime.now(UTC)
+            decision = gate.process_reply(event.value, source, now, context_for=stored_context)
+            turn_id = decision.turn.turn_id if decision.turn else None
+            step = (
+                on_reply(gate, decision, pending_of(turn_id), finished_of(turn_id), now)
+                if turn_id is not None
+                else on_reply(gate, decision, None, None, now)
+            )
+            await apply(step, turn_id, source.partition, source.topic, decision)
+            metrics.processed(source.topic, decision, time.perf_counter() - started)
+
+    @app.agent(toolcalls_topic)
+    async def toolcalls(stream: StreamT[bytes]) -> None:
+        async for event in stream.events():
+            started = time.perf_counter()
+            source = source_of(event)
+            decision = gate.process_tool_call(event.value, source)
+            await send(decision)
+            metrics.tool(decision)
+            metrics.processed(source.topic, decision, time.perf_counter() - started)
+
+    @app.agent(control_topic)
+    async def control(stream: StreamT[bytes]) -> None:
+        async for event in stream.events():
+            started = time.perf_counter()
+            source = source_of(event)
+            parsed = gate.parse_control(event.value, source)
+            if isinstance(parsed, Decision):
+                await send(parsed)
+                metrics.step(Step("dead_letter"), source.topic)
+                continue
+            step = on_cancel(pending_of(parsed.turn_id), finished_of(parsed.turn_id))
+            await apply(step, parsed.turn_id, source.partition, source.topic)
+            metrics.latency(source.topic, time.perf_counter() - started)
+
+    @app.agent(deadlines_topic)
+    async def deadlines(stream: StreamT[bytes]) -> None:
+        async for event in stream.events():
+            turn_id = orjson.loads(event.value)["turn_id"]
+            step = on_deadline(
+                gate, pending_of(turn_id), finished_of(turn_id), datetime.now(UTC)
+            )
+            await apply(step, turn_id, event.message.partition, event.message.topic)
+
+    @app.timer(interval=settings.deadline_scan_interval_seconds)
+    async def scan_deadlines() -> None:
+        """Expired pending turns become deadline events on their own partition.
+
+        Only partitions this worker owns now: after a rebalance the new owner scans them, and
+        under exactly_once a send for a partition without its transaction producer would fail.
+        """
+        now = datetime.now(UTC)
+        owned = {
+            tp.partition
+            for tp in app.assignor.assigned_actives()
+            if tp.topic == deadlines_topic.get_topic_name()
+        }
+        count = 0
+        for key, raw in list(pending_table.items()):
+            if not raw:
+                continue
+            entry = orjson.loads(raw)
+            if entry["partition"] not in owned:
+                continue
+            count += 1
+            if datetime.fromisoformat(entry["deadline"]) <= now:
+                await deadlines_topic.send(
+                    key=entry["conversation_id"].encode(),
+                    value=orjson.dumps({"turn_id": key.decode()}),
+                    partition=entry["partition"],
+                )
+        metrics.pending(count)
+
+    @app.timer(interval=5.0)
+    async def report_lag() -> None:
+        await metrics.report_lag(app)
+
+    @app.task
+    async def serve_metrics() -> None:
+        metrics.serve(ready=lambda: app.rebalancing is False)
+
+    if settings.corrector.enabled:
+        from streams.corrector import register_corrector
+
+        register_corrector(app, settings)
+
+    app.gate = gate  # type: ignore[attr-defined]
+    return app
+
+
+settings = load_settings()
+app = create_app(settings)

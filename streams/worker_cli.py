@@ -1,0 +1,35 @@
+"""`replygate worker`: Faust's own worker command on `streams.app`, plus `--config`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+
+def split_config(argv: Sequence[str]) -> tuple[str | None, list[str]]:
+    """Take our `--config FILE` out; every other option is Faust's."""
+    rest: list[str] = []
+    config: str | None = None
+    args = iter(argv)
+    for arg in args:
+        if arg == "--config":
+            config = next(args, None)
+            if config is None:
+                raise SystemExit("replygate worker: --config needs a file")
+        elif arg.startswith("--config="):
+            config = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+    return config, rest
+
+
+def run_worker(argv: Sequence[str]) -> int:
+    config, faust_args = split_config(argv)
+    if config is not None:
+        os.environ["REPLYGATE_CONFIG_FILE"] = config
+    if not any(a in ("-l", "--loglevel") or a.startswith("--loglevel=") for a in faust_args):
+        faust_args = [*faust_args, "--loglevel", os.environ.get("REPLYGATE_LOGLEVEL", "info")]
+    from faust.cli.faust import cli
+
+    cli.main(args=["-A", "streams.app", "worker", *faust_args], prog_name="replygate worker")
+    return 0
