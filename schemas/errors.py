@@ -94,7 +94,7 @@ def _code_for(error_type: str) -> str:
 
 
 def issues_from_validation_error(exc: ValidationError, base: str = "$") -> list[Issue]:
-    """Turn pydantic errors into Issues; errors from union branches collapse into one `wrong_type`."""
+    """Turn pydantic errors into Issues; union-branch errors collapse into one `wrong_type`."""
     issues: list[Issue] = []
     seen_union: set[tuple[str | int, ...]] = set()
     for err in exc.errors(include_url=False):

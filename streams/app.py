@@ -8,8 +8,11 @@ one worker handles its reply, correction, cancel and deadline.
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 import faust
 import orjson
@@ -20,9 +23,22 @@ from streams.kafka_config import faust_broker_options
 from streams.metrics_hooks import WorkerMetrics
 from streams.pipeline import Decision, Gate, PendingTurn, Source
 from streams.settings import Settings, load_settings
-from streams.turns import KEEP, Step, on_cancel, on_deadline, on_reply
+from streams.turns import Step, on_cancel, on_deadline, on_reply
 
 log = logging.getLogger("replygate.worker")
+
+
+def start_shutdown_watchdog(seconds: float) -> threading.Timer:
+    """Exit the process if shutdown takes longer than `seconds`; committed work is safe."""
+
+    def expire() -> None:
+        log.error("shutdown took longer than %.0f s; exiting", seconds)
+        os._exit(1)
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 class GateApp(faust.App):
@@ -72,9 +88,7 @@ def create_app(settings: Settings) -> faust.App:
     replies_topic = app.topic(settings.topic("replies_raw"), partitions=n, config=input_config)
     toolcalls_topic = app.topic(settings.topic("toolcalls_raw"), partitions=n, config=input_config)
     control_topic = app.topic(settings.topic("turns_control"), partitions=n, config=input_config)
-    deadlines_topic = app.topic(
-        f"{settings.app_id}-deadlines", partitions=n, internal=True
-    )
+    deadlines_topic = app.topic(f"{settings.app_id}-deadlines", partitions=n, internal=True)
     outputs: dict[str, faust.TopicT] = {}
 
     # Keys and values are bytes (orjson values), so they read back the same after recovery.
@@ -123,17 +137,16 @@ def create_app(settings: Settings) -> faust.App:
             await send(decision)
         if turn_id is not None:
             key = turn_id.encode()
-            if step.pending is not KEEP:
-                if step.pending is None:
-                    pending_table.pop(key, None)
-                else:
-                    entry = {**step.pending.as_dict(), "partition": partition}
-                    pending_table[key] = orjson.dumps(entry)
+            if isinstance(step.pending, PendingTurn):
+                entry = {**step.pending.as_dict(), "partition": partition}
+                pending_table[key] = orjson.dumps(entry)
+            elif step.pending is None:
+                pending_table.pop(key, None)
             if step.finished is not None:
                 finished_table[key] = step.finished.encode()
         metrics.step(step, topic, decision)
 
-    def source_of(event: EventT) -> Source:
+    def source_of(event: EventT[bytes]) -> Source:
         message = event.message
         stamp = datetime.fromtimestamp(message.timestamp, UTC) if message.timestamp else None
         return Source(message.topic, message.partition, message.offset, stamp, message.key)
@@ -182,9 +195,7 @@ def create_app(settings: Settings) -> faust.App:
     async def deadlines(stream: StreamT[bytes]) -> None:
         async for event in stream.events():
             turn_id = orjson.loads(event.value)["turn_id"]
-            step = on_deadline(
-                gate, pending_of(turn_id), finished_of(turn_id), datetime.now(UTC)
-            )
+            step = on_deadline(gate, pending_of(turn_id), finished_of(turn_id), datetime.now(UTC))
             await apply(step, turn_id, event.message.partition, event.message.topic)
 
     @app.timer(interval=settings.deadline_scan_interval_seconds)
@@ -219,6 +230,12 @@ def create_app(settings: Settings) -> faust.App:
     @app.timer(interval=5.0)
     async def report_lag() -> None:
         await metrics.report_lag(app)
+
+    @app.on_before_shutdown.connect
+    def bound_shutdown(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
+        """A stopping worker that hangs (Faust can, on a stuck agent) is ended after a bound."""
+        del sender, args, signal, kwargs
+        start_shutdown_watchdog(settings.shutdown_timeout_seconds)
 
     @app.task
     async def serve_metrics() -> None:

@@ -1,4 +1,4 @@
-"""`replygate`: check records offline, run the worker, create topics, run the demo, print schemas."""
+"""`replygate`: check records offline, run the worker, create topics, the demo, schemas."""
 
 from __future__ import annotations
 

@@ -142,7 +142,7 @@ def parse_iso(value: str) -> datetime:
 
 
 def select_reply(output: ModelOutput) -> tuple[ReplyInput | None, list[Issue]]:
-    """The final reply: the one `json` tool call's arguments, else `output.text`; never reasoning."""
+    """The final reply: the `json` tool call's arguments, else `output.text`; never reasoning."""
     calls = output.tool_calls or []
     json_calls = [i for i, call in enumerate(calls) if call.name == "json"]
     issues: list[Issue] = []
@@ -417,7 +417,7 @@ class Gate:
         issues: list[Issue],
         record_id: str | int,
     ) -> Decision:
-        """A record that cannot be processed at all: its masked bytes go to the DLQ, cut at 64 KiB."""
+        """A record that cannot be processed at all: masked bytes go to the DLQ, cut at 64 KiB."""
         text, counts = self.masker.mask_text(raw.decode("utf-8", "replace"))
         detail, _ = self.masker.mask_text(_detail(issues))
         record = {
@@ -466,9 +466,7 @@ class Gate:
         if stage is not None:
             message, notices = stage(message)
         masked_message, hits = self.masker.mask_tree(message, "$")
-        record = self._delivery_record(
-            turn, "reply", masked_message, corrected, hits, notices, now
-        )
+        record = self._delivery_record(turn, "reply", masked_message, corrected, hits, notices, now)
         return Decision(
             turn.turn_id,
             "accepted",

@@ -37,7 +37,7 @@ class Step:
 
     outcome: Outcome
     emit: tuple[Decision, ...] = ()
-    pending: PendingTurn | None | Literal["keep"] = KEEP
+    pending: PendingTurn | Literal["keep"] | None = KEEP
     finished: str | None = None
     expired: bool = False
     roundtrip_seconds: float | None = None

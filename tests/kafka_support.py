@@ -49,6 +49,7 @@ class Deployment:
     env: dict[str, str] = field(default_factory=dict)
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
     logs: list[Path] = field(default_factory=list)
+    loglevel: str = "warn"
 
     @property
     def app_id(self) -> str:
@@ -78,7 +79,7 @@ class Deployment:
         log = tmp / f"worker-{len(self.workers)}.log"
         handle = log.open("wb")
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streams.cli", "worker", "--loglevel", "warn"],
+            [sys.executable, "-m", "streams.cli", "worker", "--loglevel", self.loglevel],
             cwd=REPO,
             env=env,
             stdout=handle,
@@ -126,7 +127,9 @@ class Deployment:
         return "\n".join(out)
 
 
-async def create_topics(names: Iterable[str], partitions: int, config: Mapping[str, str] | None = None) -> None:
+async def create_topics(
+    names: Iterable[str], partitions: int, config: Mapping[str, str] | None = None
+) -> None:
     from aiokafka.admin import NewTopic
 
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap())
@@ -145,11 +148,17 @@ async def create_topics(names: Iterable[str], partitions: int, config: Mapping[s
 
 
 async def produce(
-    topic: str, records: Iterable[tuple[str | None, Any]], servers: str | None = None
+    topic: str,
+    records: Iterable[tuple[str | None, Any]],
+    servers: str | None = None,
+    client: Mapping[str, Any] | None = None,
 ) -> None:
-    """Send (key, value) pairs; a bytes value goes as it is, anything else as orjson."""
+    """Send (key, value) pairs; a bytes value goes as it is, anything else as orjson.
+
+    `client`: more AIOKafkaProducer options, e.g. SASL (`PrivateBroker.sasl_client`).
+    """
     producer = AIOKafkaProducer(
-        bootstrap_servers=servers or bootstrap(), linger_ms=5, acks="all"
+        bootstrap_servers=servers or bootstrap(), linger_ms=5, acks="all", **(client or {})
     )
     await producer.start()
     try:
@@ -171,10 +180,12 @@ async def collect(
     settle: float = 0.0,
     isolation: str = "at_least_once",
     servers: str | None = None,
+    client: Mapping[str, Any] | None = None,
 ) -> list[tuple[str, bytes | None, bytes]]:
     """Read topics from the beginning until `until(records)` is true (then `settle` more seconds).
 
     Under exactly_once only committed transactions count (read_committed), as an endpoint reads.
+    `client`: more AIOKafkaConsumer options, e.g. SASL (`PrivateBroker.sasl_client`).
     """
     consumer = AIOKafkaConsumer(
         *topics,
@@ -184,6 +195,7 @@ async def collect(
         enable_auto_commit=False,
         group_id=None,
         metadata_max_age_ms=1000,
+        **(client or {}),
     )
     await consumer.start()
     records: list[tuple[str, bytes | None, bytes]] = []
@@ -216,10 +228,38 @@ class PrivateBroker:
 
     home: Path
     port: int = field(default_factory=free_port)
+    # A SASL_PLAINTEXT listener (PLAIN, SCRAM-SHA-256/512) on this port; None: no SASL listener.
+    sasl_port: int | None = None
+    sasl_user: str = "replygate"
+    sasl_password: str = "replygate-secret"
 
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def sasl_bootstrap(self) -> str:
+        if self.sasl_port is None:
+            raise RuntimeError("this PrivateBroker has no SASL listener (sasl_port=None)")
+        return f"127.0.0.1:{self.sasl_port}"
+
+    def sasl_client(self, mechanism: str, password: str | None = None) -> dict[str, Any]:
+        """aiokafka options for a client of the SASL listener (our own password by default)."""
+        return {
+            "security_protocol": "SASL_PLAINTEXT",
+            "sasl_mechanism": mechanism,
+            "sasl_plain_username": self.sasl_user,
+            "sasl_plain_password": self.sasl_password if password is None else password,
+        }
+
+    def _sasl_env(self) -> dict[str, str]:
+        if self.sasl_port is None:
+            return {}
+        return {
+            "KAFKA_SASL_PORT": str(self.sasl_port),
+            "KAFKA_SASL_USER": self.sasl_user,
+            "KAFKA_SASL_PASSWORD": self.sasl_password,
+        }
 
     def _run(self, *args: str, **env: str) -> None:
         subprocess.run(
@@ -231,6 +271,7 @@ class PrivateBroker:
                 "KAFKA_PORT": str(self.port),
                 "KAFKA_CONTROLLER_PORT": str(free_port()),
                 "KAFKA_CDS": "0",
+                **self._sasl_env(),
                 **env,
             },
             check=True,

@@ -77,9 +77,7 @@ def tool_call(arguments: dict[str, Any] | None = None, **changes: Any) -> dict[s
         else {
             "version": 1,
             "title": "Build health",
-            "blocks": [
-                {"type": "metrics", "items": [{"label": "Tests", "value": "1,204 passed"}]}
-            ],
+            "blocks": [{"type": "metrics", "items": [{"label": "Tests", "value": "1,204 passed"}]}],
         },
     }
     record.update(copy.deepcopy(changes))

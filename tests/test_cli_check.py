@@ -14,7 +14,9 @@ from tests.samples import SALES_CSV, csv_chart_arguments, encode, raw_reply, too
 REPO = Path(__file__).resolve().parent.parent
 
 
-def replygate(*args: str, stdin: bytes | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess[bytes]:
+def replygate(
+    *args: str, stdin: bytes | None = None, cwd: Path = REPO
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "streams.cli", *args],
         input=stdin,
@@ -40,7 +42,9 @@ def mixed_lines() -> list[bytes]:
     image = {"type": "image", "data": {"media": {"kind": "path", "value": "cat.png"}}}
     return [
         encode(raw_reply()),
-        encode(raw_reply(turn_id="t-2", output={"text": orjson.dumps({"segments": [image]}).decode()})),
+        encode(
+            raw_reply(turn_id="t-2", output={"text": orjson.dumps({"segments": [image]}).decode()})
+        ),
         encode(raw_reply(turn_id="t-3", output={"text": '{"segments": []}'})),
         encode(raw_reply(turn_id="t-4", output={"text": "prose"})),
         encode(raw_reply(turn_id="t-5", attempt=1, output={"text": "prose"})),

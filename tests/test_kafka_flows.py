@@ -8,7 +8,6 @@ import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -103,8 +102,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         )
         # cancel only once the turn is pending, then a late correction that must be dropped
         wait_for(
-            lambda: metric(port, "replygate_records_out_total", topic=t("corrections.requests"))
-            >= 4,
+            lambda: (
+                metric(port, "replygate_records_out_total", topic=t("corrections.requests")) >= 4
+            ),
             90,
             "the correction requests",
         )
@@ -114,7 +114,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                 [
                     (
                         "c-cancelled",
-                        {"turn_id": "cancelled", "conversation_id": "c-cancelled", "action": "cancel"},
+                        {
+                            "turn_id": "cancelled",
+                            "conversation_id": "c-cancelled",
+                            "action": "cancel",
+                        },
                     )
                 ],
             )
@@ -135,8 +139,17 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         )
 
         def done(records: list[tuple[str, bytes | None, bytes]]) -> bool:
-            ids = {orjson.loads(v).get("delivery_id") for topic, _, v in records if "delivery" in topic}
-            return {"valid", "fixed", "twice", "expired", "barrier-cancelled", "barrier-empty"} <= ids
+            ids = {
+                orjson.loads(v).get("delivery_id") for topic, _, v in records if "delivery" in topic
+            }
+            return {
+                "valid",
+                "fixed",
+                "twice",
+                "expired",
+                "barrier-cancelled",
+                "barrier-empty",
+            } <= ids
 
         records = asyncio.run(collect([t(o) for o in OUTPUTS], done, timeout=120, settle=3))
         yield {

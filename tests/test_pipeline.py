@@ -131,7 +131,13 @@ def test_reply_selection_rules(gate: Gate, output: dict[str, Any], code: str) ->
 
 def test_empty_segments_mean_no_reply(gate: Gate) -> None:
     line = check(gate, raw_reply(output={"text": im_text([])}))
-    assert line == {"id": "t-42", "verdict": "no_reply", "action": "none", "errors": [], "output": None}
+    assert line == {
+        "id": "t-42",
+        "verdict": "no_reply",
+        "action": "none",
+        "errors": [],
+        "output": None,
+    }
 
 
 def test_optional_fields_may_be_null_or_absent(gate: Gate) -> None:
@@ -311,9 +317,7 @@ def test_unavailable_media_is_replaced_and_noticed(gate: Gate) -> None:
         "type": "text",
         "data": {"text": gate.settings.attachment_unavailable_text},
     }
-    assert line["output"]["notices"] == [
-        {"path": "segments[1]", "reason": "attachment_unreadable"}
-    ]
+    assert line["output"]["notices"] == [{"path": "segments[1]", "reason": "attachment_unreadable"}]
 
 
 # ---- tool calls ----------------------------------------------------------------------------
