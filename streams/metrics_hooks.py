@@ -82,17 +82,21 @@ class WorkerMetrics:
         self.metrics.set_pending_corrections(count)
 
     async def report_lag(self, app: Any) -> None:
-        """Consumer lag per partition: end offsets minus positions (aiokafka exposes none)."""
+        """Consumer lag per input partition: end offset minus position (aiokafka has none)."""
         try:
             consumer = app.consumer
-            assignment = consumer.assignment()
-            if not assignment:
-                self.metrics.set_consumer_lag({})
-                return
-            end_offsets = await consumer.end_offsets(assignment)
-            positions = {tp: consumer._committed_offset.get(tp) for tp in assignment}
-            known = {tp: p for tp, p in positions.items() if p is not None}
-            self.metrics.set_consumer_lag(compute_lag(end_offsets, known))
+            inputs = {
+                self.settings.topic(name)
+                for name in ("replies_raw", "toolcalls_raw", "turns_control")
+            }
+            assignment = [tp for tp in consumer.assignment() if tp.topic in inputs]
+            end_offsets = await consumer.highwaters(*assignment) if assignment else {}
+            positions = {}
+            for tp in assignment:
+                position = await consumer.position(tp)
+                if position is not None:
+                    positions[tp] = position
+            self.metrics.set_consumer_lag(compute_lag(end_offsets, positions))
         except Exception:  # a metric must never stop the worker
             log.debug("consumer lag not available", exc_info=True)
 

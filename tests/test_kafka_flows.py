@@ -265,3 +265,22 @@ def test_kcat_reads_what_the_worker_wrote_and_writes_what_it_reads(
                 found = orjson.loads(value)
         time.sleep(0.5)
     assert found is not None and found["delivery_id"] == "via-kcat"
+
+
+def test_consumer_lag_is_reported_per_input_partition(run: dict[str, Any]) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    topic = run["deployment"].topic("replies.raw")
+
+    def lag_samples() -> list[Any]:
+        body = urllib.request.urlopen(f"http://127.0.0.1:{run['port']}/metrics", timeout=5).read()
+        return [
+            s
+            for family in text_string_to_metric_families(body.decode())
+            for s in family.samples
+            if s.name == "replygate_consumer_lag" and s.labels["topic"] == topic
+        ]
+
+    wait_for(lambda: len(lag_samples()) == 2, 30, "lag for both partitions of replies.raw")
+    wait_for(lambda: sum(s.value for s in lag_samples()) == 0, 30, "the lag to drain")
+    assert {s.labels["partition"] for s in lag_samples()} == {"0", "1"}
