@@ -62,6 +62,10 @@ class MaskHit:
         return {"rule": self.rule, "path": self.path, "count": self.count}
 
 
+# Spans of every group of the next match at or after a byte offset, or None.
+_Search = Callable[[bytes, int], Sequence[tuple[int, int]] | None]
+
+
 @dataclass(frozen=True, slots=True)
 class _Rule:
     id: str
@@ -69,7 +73,7 @@ class _Rule:
     trigger: str  # a group-free pattern every match contains
     secret_groups: tuple[int, ...]
     reject: Reject | None
-    search: Callable[[bytes, int], Sequence[tuple[int, int]] | None]
+    search: _Search
 
     def __repr__(self) -> str:
         return f"_Rule({self.id!r})"
@@ -191,6 +195,8 @@ class Masker:
     __slots__ = ("_clean", "_literal_count", "_prefilter", "_rules", "_selector")
 
     def __init__(self, literals: Sequence[str] = (), patterns: Mapping[str, str] | None = None):
+        if isinstance(literals, (str, bytes)):
+            raise TypeError("literals must be a sequence of strings, not one string")
         rules: list[_Rule] = []
         # Order is priority when two rules mask exactly the same span: what the deployment
         # named first, then the specific built-ins, then the generic ones (listed last).
@@ -213,7 +219,9 @@ class Masker:
         rules.extend(_build_rule(r.id, r.pattern, r.trigger, r.reject) for r in BUILTIN_RULES)
         self._rules: tuple[_Rule, ...] = tuple(rules)
         self._literal_count = len(values)
-        self._prefilter, self._selector = _build_prefilter(self._rules)
+        prefilter, self._selector = _build_prefilter(self._rules)
+        # Without a combined pre-filter (too large to build), every string takes the full path.
+        self._prefilter: _Search = _raw_search(prefilter) if prefilter is not None else _maybe
         self._clean: set[str] = set()
 
     @classmethod
@@ -237,7 +245,7 @@ class Masker:
         if not text or text in self._clean:
             return text, {}
         data = text.encode("utf-8", "surrogatepass")
-        if self._prefilter is not None and self._prefilter.search(data) is None:
+        if self._prefilter(data, 0) is None:
             self._remember_clean(text)
             return text, {}
         regions = _resolve(self._candidates(data), data)
@@ -309,7 +317,11 @@ def _build_prefilter(rules: Sequence[_Rule]) -> tuple[Any, Any]:
     return prefilter, selector
 
 
-def _raw_search(regex: Any) -> Callable[[bytes, int], Sequence[tuple[int, int]] | None]:
+def _maybe(_data: bytes, _pos: int) -> Sequence[tuple[int, int]] | None:
+    return ((0, 0),)
+
+
+def _raw_search(regex: Any) -> _Search:
     """Spans of every group of the next match at or after a byte offset, or None.
 
     Goes straight to the RE2 object when the binding exposes it (a third of the cost per
@@ -423,14 +435,17 @@ def _sort_key(parts: tuple[str | int, ...]) -> tuple[tuple[int, int, str], ...]:
     return tuple((0, p, "") if isinstance(p, int) else (1, 0, p) for p in parts)
 
 
+def _part(key: Any) -> str | int:
+    """A path part: list indexes and str keys as they are, any other dict key as text."""
+    return key if isinstance(key, str) or type(key) is int else str(key)
+
+
 class _Frame:
     """One container being walked: its items, and a copy made only once something changes."""
 
-    __slots__ = ("i", "is_dict", "items", "key", "out", "parent", "renamed", "src")
+    __slots__ = ("i", "is_dict", "items", "key", "out", "parent", "renamed", "src", "taken")
 
-    def __init__(
-        self, src: Any, parent: _Frame | None, key: str | int | None, renamed: bool = False
-    ) -> None:
+    def __init__(self, src: Any, parent: _Frame | None, key: Any, renamed: bool = False) -> None:
         self.src = src
         self.parent = parent
         self.key = key
@@ -439,8 +454,10 @@ class _Frame:
         self.items: Iterator[Any] = iter(src.items()) if self.is_dict else iter(src)
         self.i = 0
         self.out: list[Any] | None = None
+        # Keys in use and the next number per masked key, once a key of this dict is masked.
+        self.taken: tuple[set[Any], dict[str, int]] | None = None
 
-    def put(self, key: str | int, value: Any, changed: bool) -> None:
+    def put(self, key: Any, value: Any, changed: bool) -> None:
         """Record item `self.i - 1` (maybe with a new key/value); copy the container on change."""
         if self.out is None:
             if not changed:
@@ -459,8 +476,8 @@ class _Frame:
     def parts(self) -> tuple[str | int, ...]:
         rev: list[str | int] = []
         frame: _Frame | None = self
-        while frame is not None and frame.key is not None:
-            rev.append(frame.key)
+        while frame is not None and frame.parent is not None:
+            rev.append(_part(frame.key))
             frame = frame.parent
         return tuple(reversed(rev))
 
@@ -506,7 +523,6 @@ class _Walk:
                 if frame.parent is None:
                     result = new
                 else:
-                    assert frame.key is not None
                     frame.parent.put(frame.key, new, new is not frame.src or frame.renamed)
                 continue
             frame.i += 1
@@ -520,11 +536,11 @@ class _Walk:
                 text_key = key if isinstance(key, str) else None
                 new_child, counts = masker._mask_value(text_key, child)
                 if counts:
-                    self.note((*frame.parts(), new_key), counts)
+                    self.note((*frame.parts(), _part(new_key)), counts)
                 frame.put(new_key, new_child, new_child is not child or new_key is not key)
             elif isinstance(child, (dict, list, tuple)):
                 if id(child) in open_ids:
-                    where = child_path(self.base, *frame.parts(), new_key)
+                    where = child_path(self.base, *frame.parts(), _part(new_key))
                     raise ValueError(f"cyclic structure at {where}")
                 open_ids.add(id(child))
                 stack.append(_Frame(child, frame, new_key, new_key is not key))
@@ -539,13 +555,17 @@ class _Walk:
         if not counts:
             return key
         # Two keys may mask to the same text; keep both, the later one numbered.
-        taken = frame.src
-        candidate, n = new_key, 1
-        while candidate in taken or (
-            frame.out is not None and any(candidate == k for k, _ in frame.out)
-        ):
+        if frame.taken is None:
+            frame.taken = (set(frame.src), {})
+        used, numbers = frame.taken
+        candidate, n = new_key, numbers.get(new_key, 1)
+        if n > 1:
+            candidate = f"{new_key}#{n}"
+        while candidate in used:
             n += 1
             candidate = f"{new_key}#{n}"
+        numbers[new_key] = n
+        used.add(candidate)
         self.note((*frame.parts(), candidate), counts)
         return candidate
 

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import SecretStr
 
+from streams import leaks
 from streams.leak_rules import BUILTIN_RULES, is_placeholder
 from streams.leaks import BUILTIN_RULE_IDS, LeakRuleError, Masker, MaskHit
 from streams.settings import Settings
@@ -547,6 +548,13 @@ def test_extra_patterns() -> None:
     assert out == "x [REDACTED:geheim] y"
 
 
+def test_prefilter_rewrites_only_real_groups() -> None:
+    pattern = r"(a)(?P<n>b)(?<m>c)(?:d)(?i:e)[(]\([]()][^]()]\Q(f)\E"
+    assert leaks._uncapture(pattern) == r"(?:a)(?:b)(?:c)(?:d)(?i:e)[(]\([]()][^]()]\Q(f)\E"
+    masker = Masker(patterns={"parens": r"(k)(?P<secret>[(]\(\Q(z)\E)"})
+    assert masker.mask_text("k(((z) k(z)") == ("k[REDACTED:parens] k(z)", {"parens": 1})
+
+
 @pytest.mark.parametrize(
     ("patterns", "rule_id", "reason"),
     [
@@ -663,6 +671,17 @@ def test_mask_tree_keys() -> None:
     assert len(hits) == 2
 
 
+def test_mask_tree_many_secret_keys_and_odd_keys() -> None:
+    tokens = {f"ghp_{i:036d}": i for i in range(20_000)}
+    new, hits = MASKER.mask_tree(tokens)
+    assert len(new) == 20_000 and "[REDACTED:github-pat]#20000" in new
+    assert sum(h.count for h in hits) == 20_000
+    odd = {None: {1: PAT}, 2.5: [PAT]}
+    new, hits = MASKER.mask_tree(odd)
+    assert new == {None: {1: "[REDACTED:github-pat]"}, 2.5: ["[REDACTED:github-pat]"]}
+    assert [h.path for h in hits] == ['["2.5"][0]', "None[1]"]
+
+
 def test_mask_tree_keyed_values() -> None:
     value = {
         "db_password": "s3cr3t-Value",
@@ -702,6 +721,42 @@ def test_mask_tree_rejects_cycles() -> None:
     loop["a"].append(loop)
     with pytest.raises(ValueError, match=r"cyclic structure at a\[0\]"):
         MASKER.mask_tree(loop)
+
+
+def test_fallback_paths_mask_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the combined pre-filter, the rule selector, or RE2's raw match, results agree."""
+    text = f"x {PAT} y AKIAABCDEFGHIJKLMNOP z password = 'hunter2x' w"
+    expected = MASKER.mask_text(text)
+    assert expected[1] == {"aws-access-key-id": 1, "github-pat": 1, "password-assignment": 1}
+
+    with monkeypatch.context() as patch:
+        patch.setattr(leaks, "_build_prefilter", lambda rules: (None, None))
+        assert Masker().mask_text(text) == expected
+
+    class FailingSet:
+        def Match(self, data: bytes) -> None:
+            return None
+
+    masker = Masker()
+    monkeypatch.setattr(masker, "_selector", FailingSet())
+    assert masker.mask_text(text) == expected
+
+    class Opaque:
+        """An RE2 regex seen only through its public API."""
+
+        def __init__(self, regex: Any) -> None:
+            self.search = regex.search
+            self.groups = regex.groups
+
+    slow = Masker()
+    rules = tuple(
+        leaks._Rule(
+            r.id, r.regex, r.trigger, r.secret_groups, r.reject, leaks._raw_search(Opaque(r.regex))
+        )
+        for r in slow._rules
+    )
+    monkeypatch.setattr(slow, "_rules", rules)
+    assert slow.mask_text(text) == expected
 
 
 def test_nothing_secret_in_reprs() -> None:
