@@ -1,16 +1,142 @@
-"""Broker connection options from settings, for Faust and for plain aiokafka clients alike."""
+"""Broker connection options from settings, for Faust and for plain aiokafka clients alike.
+
+Both builders check the security settings first and refuse combinations that would silently
+do something else than asked (a key without its certificate, TLS files with a protocol that
+does not use TLS, SASL without a user name or password). A SASL password they hand out is
+also masked in aiokafka's connection log: at DEBUG aiokafka prints every request, and SASL
+PLAIN's request carries the password in clear.
+"""
 
 from __future__ import annotations
 
+import logging
 import ssl
+import threading
 from typing import Any
 
 from streams.settings import KafkaSecurity, Settings
 
+MASK = "**********"
+TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
+SASL_PROTOCOLS = frozenset({"SASL_PLAINTEXT", "SASL_SSL"})
+
+
+class RedactedStr(str):
+    """A str that is the secret for every use except `repr()`.
+
+    aiokafka and Faust need the password as a plain `str`; this keeps it out of any
+    `repr()` of the options (a logged dict, a traceback's locals, Faust's settings dump).
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return repr(MASK)
+
+
+# aiokafka.conn logs each request at DEBUG ("Request to host:port n: <request>").
+AIOKAFKA_LOGGERS = ("aiokafka.conn",)
+
+
+def _logged_forms(secret: str) -> set[str]:
+    """How a secret can appear in a log line: as is, or escaped inside a str/bytes repr."""
+    body = repr(secret.encode("utf-8"))[2:-1]
+    return {
+        secret,
+        repr(secret)[1:-1],
+        body,
+        body.replace("\\'", "'"),  # repr picked double quotes: ' is not escaped
+        body.replace("'", "\\'"),
+    } - {""}
+
+
+class SecretMaskFilter(logging.Filter):
+    """Replaces registered secrets in a logger's records by `**********`."""
+
+    def __init__(self) -> None:
+        super().__init__("replygate-secret-mask")
+        self._forms: tuple[str, ...] = ()  # longest first: a form inside another goes last
+        self._lock = threading.Lock()
+
+    def add(self, secret: str) -> None:
+        if secret:
+            with self._lock:
+                forms = set(self._forms) | _logged_forms(secret)
+                self._forms = tuple(sorted(forms, key=len, reverse=True))
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        forms = self._forms
+        if not forms:
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:  # a broken record is the logging module's business, not ours
+            return True
+        masked = message
+        for form in forms:
+            masked = masked.replace(form, MASK)
+        if masked != message:
+            # args: an empty tuple, not None: mode's log formatter re-applies `msg % args`
+            # with None wrapped as (None,)
+            record.msg, record.args = masked, ()
+        return True
+
+
+_mask_filter = SecretMaskFilter()
+
+
+def mask_in_client_logs(secret: str) -> None:
+    """Mask `secret` in aiokafka's connection log from now on (idempotent)."""
+    _mask_filter.add(secret)
+    for name in AIOKAFKA_LOGGERS:
+        logger = logging.getLogger(name)
+        if _mask_filter not in logger.filters:
+            logger.addFilter(_mask_filter)
+
+
+def _password(security: KafkaSecurity) -> RedactedStr:
+    secret = security.sasl_password.get_secret_value()
+    mask_in_client_logs(secret)
+    return RedactedStr(secret)
+
+
+def check_security(security: KafkaSecurity) -> None:
+    """Raise ValueError, naming the setting, for a combination that cannot do what it says."""
+    prefix = "kafka_security"
+    tls_files = [
+        name
+        for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile")
+        if getattr(security, name) is not None
+    ]
+    if tls_files and security.protocol not in TLS_PROTOCOLS:
+        raise ValueError(
+            f"{prefix}.{tls_files[0]} is set but {prefix}.protocol is {security.protocol}, "
+            "which does not use TLS: set the protocol to SSL or SASL_SSL, or drop the file"
+        )
+    if security.ssl_keyfile is not None and security.ssl_certfile is None:
+        raise ValueError(
+            f"{prefix}.ssl_keyfile is set without {prefix}.ssl_certfile: "
+            "a client key is only used together with its certificate"
+        )
+    if security.protocol in SASL_PROTOCOLS:
+        if not security.sasl_username:
+            raise ValueError(f"{prefix}.sasl_username is empty but the protocol uses SASL")
+        if not security.sasl_password.get_secret_value():
+            raise ValueError(f"{prefix}.sasl_password is empty but the protocol uses SASL")
+
+
+def bootstrap_hosts(servers: str) -> list[str]:
+    """`host:port` entries of a comma-separated list, trimmed, empty ones dropped."""
+    hosts = [h.strip() for h in servers.split(",") if h.strip()]
+    if not hosts:
+        raise ValueError("kafka_bootstrap_servers is empty")
+    return hosts
+
 
 def ssl_context(security: KafkaSecurity) -> ssl.SSLContext | None:
     """A verifying TLS context when the protocol uses TLS, else None."""
-    if security.protocol not in ("SSL", "SASL_SSL"):
+    check_security(security)
+    if security.protocol not in TLS_PROTOCOLS:
         return None
     context = ssl.create_default_context(
         cafile=str(security.ssl_cafile) if security.ssl_cafile else None
@@ -26,17 +152,17 @@ def ssl_context(security: KafkaSecurity) -> ssl.SSLContext | None:
 def aiokafka_options(settings: Settings) -> dict[str, Any]:
     """Keyword arguments for AIOKafkaProducer/Consumer/AdminClient."""
     security = settings.kafka_security
+    context = ssl_context(security)  # checks the settings first
     options: dict[str, Any] = {
-        "bootstrap_servers": settings.kafka_bootstrap_servers,
+        "bootstrap_servers": bootstrap_hosts(settings.kafka_bootstrap_servers),
         "security_protocol": security.protocol,
     }
-    context = ssl_context(security)
     if context is not None:
         options["ssl_context"] = context
-    if security.protocol.startswith("SASL"):
+    if security.protocol in SASL_PROTOCOLS:
         options["sasl_mechanism"] = security.sasl_mechanism
         options["sasl_plain_username"] = security.sasl_username
-        options["sasl_plain_password"] = security.sasl_password.get_secret_value()
+        options["sasl_plain_password"] = _password(security)
     return options
 
 
@@ -45,13 +171,13 @@ def faust_broker_options(settings: Settings) -> dict[str, Any]:
     import faust
 
     security = settings.kafka_security
-    brokers = [f"kafka://{h.strip()}" for h in settings.kafka_bootstrap_servers.split(",")]
+    context = ssl_context(security)  # checks the settings first
+    brokers = [f"kafka://{h}" for h in bootstrap_hosts(settings.kafka_bootstrap_servers)]
     options: dict[str, Any] = {"broker": brokers}
-    context = ssl_context(security)
-    if security.protocol.startswith("SASL"):
+    if security.protocol in SASL_PROTOCOLS:
         options["broker_credentials"] = faust.SASLCredentials(
             username=security.sasl_username,
-            password=security.sasl_password.get_secret_value(),
+            password=_password(security),
             mechanism=security.sasl_mechanism,
             ssl_context=context,
         )
