@@ -47,9 +47,23 @@ class GateApp(faust.App):
     replygate_settings: Settings
 
     async def on_first_start(self) -> None:
+        from aiokafka.errors import KafkaConnectionError
+
         from streams.topics import create_topics
 
-        created = await create_topics(self.replygate_settings)
+        settings = self.replygate_settings
+        try:
+            created = await create_topics(settings)
+        except KafkaConnectionError:
+            security = settings.kafka_security
+            log.error(
+                "cannot connect or authenticate to Kafka at %s as %r (%s %s): check kafka_security",
+                settings.kafka_bootstrap_servers,
+                security.sasl_username,
+                security.protocol,
+                security.sasl_mechanism,
+            )
+            raise
         if created:
             log.info("created topics: %s", ", ".join(sorted(created)))
         await super().on_first_start()
@@ -239,7 +253,8 @@ def create_app(settings: Settings) -> faust.App:
 
     @app.task
     async def serve_metrics() -> None:
-        metrics.serve(ready=lambda: app.rebalancing is False)
+        recovery = app.tables.recovery  # type: ignore[attr-defined]  # untyped in Faust's TableManagerT
+        metrics.serve(ready=lambda: not app.rebalancing and recovery.completed.is_set())
 
     if settings.corrector.enabled:
         from streams.corrector import register_corrector

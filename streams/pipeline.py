@@ -357,16 +357,7 @@ class Gate:
             if contract is not None
             else {"text": self.settings.failure_notice_text}
         )
-        delivery = self._delivery_record(turn, "failure_notice", message, False, [], [], now)
-        return Decision(
-            turn.turn_id,
-            "rejected",
-            "failure_notice",
-            output=delivery,
-            topic=self.settings.delivery_topic(turn.platform),
-            key=turn.conversation_id.encode(),
-            turn=turn,
-        )
+        return self._delivery(turn, "failure_notice", message, False, [], [], now)
 
     def judge_tool_call(self, call: ToolCall) -> Decision:
         result = run_rich_output(
@@ -466,20 +457,9 @@ class Gate:
         if stage is not None:
             message, notices = stage(message)
         masked_message, hits = self.masker.mask_tree(message, "$")
-        record = self._delivery_record(turn, "reply", masked_message, corrected, hits, notices, now)
-        return Decision(
-            turn.turn_id,
-            "accepted",
-            "deliver",
-            output=record,
-            topic=self.settings.delivery_topic(turn.platform),
-            key=turn.conversation_id.encode(),
-            turn=turn,
-            masked=tuple(hits),
-            notices=tuple(notices),
-        )
+        return self._delivery(turn, "reply", masked_message, corrected, hits, notices, now)
 
-    def _delivery_record(
+    def _delivery(
         self,
         turn: Turn,
         kind: Literal["reply", "failure_notice"],
@@ -488,8 +468,9 @@ class Gate:
         hits: list[MaskHit],
         notices: list[Notice],
         now: datetime,
-    ) -> dict[str, Any]:
-        return {
+    ) -> Decision:
+        """A Delivery to the turn's platform topic, keyed by its conversation."""
+        record = {
             "delivery_id": turn.turn_id,
             "turn_id": turn.turn_id,
             "conversation_id": turn.conversation_id,
@@ -502,6 +483,18 @@ class Gate:
             "notices": [n.as_dict() for n in notices],
             "delivered_at": iso(now),
         }
+        reply = kind == "reply"
+        return Decision(
+            turn.turn_id,
+            "accepted" if reply else "rejected",
+            "deliver" if reply else "failure_notice",
+            output=record,
+            topic=self.settings.delivery_topic(turn.platform),
+            key=turn.conversation_id.encode(),
+            turn=turn,
+            masked=tuple(hits),
+            notices=tuple(notices),
+        )
 
     def _request_correction(
         self,
