@@ -11,21 +11,51 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import faust
 import orjson
+from aiokafka import AIOKafkaProducer
 from faust.types import EventT, StreamT
 
 from schemas.records import Context
-from streams.kafka_config import faust_broker_options
+from streams.kafka_config import aiokafka_options, faust_broker_options
 from streams.metrics_hooks import WorkerMetrics
 from streams.pipeline import Decision, Gate, PendingTurn, Source
 from streams.settings import Settings, load_settings
-from streams.turns import Step, on_cancel, on_deadline, on_reply
+from streams.turns import Step, on_cancel, on_deadline, on_reply, prior_state
 
 log = logging.getLogger("replygate.worker")
+
+
+def source_id(source: Source) -> str:
+    """A record's identity in turn state: topic, partition and offset."""
+    return f"{source.topic}:{source.partition}:{source.offset}"
+
+
+class PriorState:
+    """One record's view of its turn's prior state, looked up once."""
+
+    def __init__(
+        self,
+        lookup: Callable[[str, str], tuple[PendingTurn | None, str | None]],
+        source_key: str,
+    ) -> None:
+        self.lookup = lookup
+        self.source_key = source_key
+        self.cache: dict[str, tuple[PendingTurn | None, str | None]] = {}
+
+    def state(self, turn_id: str) -> tuple[PendingTurn | None, str | None]:
+        if turn_id not in self.cache:
+            self.cache[turn_id] = self.lookup(turn_id, self.source_key)
+        return self.cache[turn_id]
+
+    def context(self, turn_id: str) -> Context | None:
+        """The first attempt's context, for a correction that comes without one."""
+        pending = self.state(turn_id)[0]
+        return pending.stored_context() if pending is not None else None
 
 
 def start_shutdown_watchdog(seconds: float) -> threading.Timer:
@@ -127,38 +157,39 @@ def create_app(settings: Settings) -> faust.App:
         )
         metrics.sent(decision)
 
-    def pending_of(turn_id: str) -> PendingTurn | None:
-        value = pending_table.get(turn_id.encode())
-        return PendingTurn.from_dict(orjson.loads(value)) if value else None
-
-    def stored_context(turn_id: str) -> Context | None:
-        pending = pending_of(turn_id)
-        return pending.stored_context() if pending is not None else None
-
-    def finished_of(turn_id: str) -> str | None:
-        value = finished_table.get(turn_id.encode())
-        return value.decode() if value else None
+    def state_before(turn_id: str, source_key: str) -> tuple[PendingTurn | None, str | None]:
+        key = turn_id.encode()
+        finished, pending = finished_table.get(key), pending_table.get(key)
+        return prior_state(
+            orjson.loads(finished) if finished else None,
+            orjson.loads(pending) if pending else None,
+            source_key,
+        )
 
     async def apply(
         step: Step,
         turn_id: str | None,
-        partition: int,
-        topic: str,
+        source: Source,
+        pending_before: PendingTurn | None = None,
         decision: Decision | None = None,
     ) -> None:
-        """Send first, then store: a crash in between repeats the identical records."""
-        for decision in step.emit:
-            await send(decision)
+        """Send first, then store: a crash in between replays the identical records."""
+        for emitted in step.emit:
+            await send(emitted)
         if turn_id is not None:
             key = turn_id.encode()
+            origin = source_id(source)
             if isinstance(step.pending, PendingTurn):
-                entry = {**step.pending.as_dict(), "partition": partition}
+                entry = {**step.pending.as_dict(), "partition": source.partition, "source": origin}
                 pending_table[key] = orjson.dumps(entry)
             elif step.pending is None:
                 pending_table.pop(key, None)
             if step.finished is not None:
-                finished_table[key] = step.finished.encode()
-        metrics.step(step, topic, decision)
+                before = pending_before.as_dict() if pending_before is not None else None
+                finished_table[key] = orjson.dumps(
+                    {"outcome": step.finished, "source": origin, "pending": before}
+                )
+        metrics.step(step, source.topic, decision)
 
     def source_of(event: EventT[bytes]) -> Source:
         message = event.message
@@ -171,14 +202,12 @@ def create_app(settings: Settings) -> faust.App:
             started = time.perf_counter()
             source = source_of(event)
             now = source.timestamp or datetime.now(UTC)
-            decision = gate.process_reply(event.value, source, now, context_for=stored_context)
+            prior = PriorState(state_before, source_id(source))
+            decision = gate.process_reply(event.value, source, now, context_for=prior.context)
             turn_id = decision.turn.turn_id if decision.turn else None
-            step = (
-                on_reply(gate, decision, pending_of(turn_id), finished_of(turn_id), now)
-                if turn_id is not None
-                else on_reply(gate, decision, None, None, now)
-            )
-            await apply(step, turn_id, source.partition, source.topic, decision)
+            pending, finished = prior.state(turn_id) if turn_id is not None else (None, None)
+            step = on_reply(gate, decision, pending, finished, now)
+            await apply(step, turn_id, source, pending, decision)
             metrics.processed(source.topic, decision, time.perf_counter() - started)
 
     @app.agent(toolcalls_topic)
@@ -201,16 +230,36 @@ def create_app(settings: Settings) -> faust.App:
                 await send(parsed)
                 metrics.step(Step("dead_letter"), source.topic)
                 continue
-            step = on_cancel(pending_of(parsed.turn_id), finished_of(parsed.turn_id))
-            await apply(step, parsed.turn_id, source.partition, source.topic)
+            pending, finished = state_before(parsed.turn_id, source_id(source))
+            step = on_cancel(pending, finished)
+            await apply(step, parsed.turn_id, source, pending)
             metrics.latency(source.topic, time.perf_counter() - started)
 
     @app.agent(deadlines_topic)
     async def deadlines(stream: StreamT[bytes]) -> None:
         async for event in stream.events():
+            source = source_of(event)
             turn_id = orjson.loads(event.value)["turn_id"]
-            step = on_deadline(gate, pending_of(turn_id), finished_of(turn_id), datetime.now(UTC))
-            await apply(step, turn_id, event.message.partition, event.message.topic)
+            pending, finished = state_before(turn_id, source_id(source))
+            step = on_deadline(gate, pending, finished, datetime.now(UTC))
+            await apply(step, turn_id, source, pending)
+
+    # Deadline events are triggers, idempotent by design, and sent outside any transaction:
+    # under exactly_once a send from a timer would open a transaction no event ever commits.
+    deadline_events: dict[str, AIOKafkaProducer] = {}
+
+    @app.task
+    async def start_deadline_events() -> None:
+        producer = AIOKafkaProducer(**aiokafka_options(settings), acks="all")
+        await producer.start()
+        deadline_events["producer"] = producer
+
+    @app.on_before_shutdown.connect
+    def stop_deadline_events(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
+        del sender, args, signal, kwargs
+        producer = deadline_events.pop("producer", None)
+        if producer is not None:
+            app.loop.create_task(producer.stop())
 
     @app.timer(interval=settings.deadline_scan_interval_seconds)
     async def scan_deadlines() -> None:
@@ -219,6 +268,9 @@ def create_app(settings: Settings) -> faust.App:
         Only partitions this worker owns now: after a rebalance the new owner scans them, and
         under exactly_once a send for a partition without its transaction producer would fail.
         """
+        producer = deadline_events.get("producer")
+        if producer is None:
+            return
         now = datetime.now(UTC)
         owned = {
             tp.partition
@@ -234,9 +286,10 @@ def create_app(settings: Settings) -> faust.App:
                 continue
             count += 1
             if datetime.fromisoformat(entry["deadline"]) <= now:
-                await deadlines_topic.send(
+                await producer.send(
+                    deadlines_topic.get_topic_name(),
+                    orjson.dumps({"turn_id": key.decode()}),
                     key=entry["conversation_id"].encode(),
-                    value=orjson.dumps({"turn_id": key.decode()}),
                     partition=entry["partition"],
                 )
         metrics.pending(count)

@@ -8,9 +8,10 @@ module only decides.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from streams.pipeline import Decision, Gate, PendingTurn, Turn, parse_iso
 
@@ -41,6 +42,26 @@ class Step:
     finished: str | None = None
     expired: bool = False
     roundtrip_seconds: float | None = None
+
+
+def prior_state(
+    finished: Mapping[str, Any] | None, pending: Mapping[str, Any] | None, source: str
+) -> tuple[PendingTurn | None, str | None]:
+    """The turn's state as it was before the record `source` (`topic:partition:offset`).
+
+    A record replayed after a crash finds the state it wrote itself the first time; it then
+    sees the state it saw then, and re-sends the identical records instead of being dropped as
+    a repeat (the outputs of its first run may never have reached the broker).
+    """
+    if finished is not None and finished["source"] == source:
+        before = finished["pending"]
+        return (PendingTurn.from_dict(before) if before else None), None
+    if pending is not None and pending["source"] == source:
+        return None, None
+    return (
+        PendingTurn.from_dict(pending) if pending else None,
+        finished["outcome"] if finished is not None else None,
+    )
 
 
 def _finish(decision: Decision, outcome: Outcome, had_pending: bool) -> Step:

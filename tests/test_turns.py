@@ -9,7 +9,7 @@ import pytest
 
 from streams.pipeline import Decision, Gate, PendingTurn, Source
 from streams.settings import Settings
-from streams.turns import KEEP, on_cancel, on_deadline, on_reply
+from streams.turns import KEEP, on_cancel, on_deadline, on_reply, prior_state
 from tests.samples import encode, raw_reply
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
@@ -163,3 +163,22 @@ def test_correction_without_context_is_judged_with_the_first_attempts_context(ga
         correction, Source("replies.raw"), T0, context_for=lambda _: pending.stored_context()
     )
     assert helped.action == "deliver"
+
+
+def test_a_replayed_record_sees_the_state_it_saw_the_first_time(gate: Gate) -> None:
+    """After a crash, the record that finished a turn re-sends its outputs, identically."""
+    pending = pending_for(gate)
+    stored_pending = {**pending.as_dict(), "partition": 0, "source": "r:0:5"}
+    finished = {"outcome": "corrected", "source": "r:0:9", "pending": pending.as_dict()}
+    # a later repeat sees a finished turn
+    assert prior_state(finished, None, "r:0:12") == (None, "corrected")
+    # the finishing record itself, replayed, sees the pending turn it completed
+    before, outcome = prior_state(finished, None, "r:0:9")
+    assert before == pending and outcome is None
+    at = T0 + timedelta(seconds=2)
+    first = on_reply(gate, decide(gate, at, attempt=1, context=None), pending, None, at)
+    again = on_reply(gate, decide(gate, at, attempt=1, context=None), before, outcome, at)
+    assert first.emit[0].output == again.emit[0].output
+    # the record that made the turn pending, replayed, sees an open turn and asks again
+    assert prior_state(None, stored_pending, "r:0:5") == (None, None)
+    assert prior_state(None, stored_pending, "r:0:6") == (pending, None)
