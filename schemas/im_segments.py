@@ -39,7 +39,7 @@ MEDIA_KINDS: Final = ("url", "path", "base64", "file")
 # classes cannot overlap at their boundaries (`@`, `:`, `/?#`), so backtracking is bounded.
 # Control characters, spaces and Unicode blanks are refused anywhere in a URL.
 URL_FORBIDDEN_CHARS: Final = (
-    "[\\u0000-\\u0020\\u007f-\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029"
+    "[\\u0000-\\u0020\\u007f-\\u00a0\\u1680\\u2000-\\u200f\\u2028-\\u202e\\u2060-\\u206f"
     "\\u202f\\u205f\\u3000\\ufeff]"
 )
 # scheme http/https (any case) "://" [userinfo "@"] host (non-empty; or [IPv6]) [":" port]

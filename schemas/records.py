@@ -169,6 +169,8 @@ class DeadLetter(Record):
     source_topic: str
     partition: Annotated[int, Field(ge=-1)]
     offset: Annotated[int, Field(ge=-1)]
-    reason: Literal["not_json", "invalid_envelope", "unknown_contract", "record_too_large"]
+    reason: Literal[
+        "not_json", "invalid_envelope", "unknown_contract", "record_too_large", "processing_error"
+    ]
     detail: str
     record: str

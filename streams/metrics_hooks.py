@@ -33,15 +33,14 @@ class WorkerMetrics:
         if self.server is None and self.settings.metrics_port:
             self.server = serve(self.metrics, self.settings.metrics_port, ready=ready)
 
-    def processed(self, topic: str, decision: Decision, seconds: float) -> None:
-        """Per input record: counted in, timed, and its validation errors by code."""
-        self.metrics.record_in(topic)
-        self.metrics.observe_processing(topic, seconds)
+    def processed(self, topic: str, decision: Decision) -> None:
+        """Per judged record: its validation errors by code."""
         contract = decision.turn.contract if decision.turn else "kandev.rich_output.v1"
         if decision.verdict == "rejected":
             self.metrics.validation_errors_from(contract, (e.code for e in decision.errors))
 
     def latency(self, topic: str, seconds: float) -> None:
+        """Per input record: counted in and timed."""
         self.metrics.record_in(topic)
         self.metrics.observe_processing(topic, seconds)
 

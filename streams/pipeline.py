@@ -6,7 +6,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -33,10 +34,14 @@ Action = Literal[
     "none",
     "dead_letter",
 ]
-DeadReason = Literal["not_json", "invalid_envelope", "unknown_contract", "record_too_large"]
+DeadReason = Literal[
+    "not_json", "invalid_envelope", "unknown_contract", "record_too_large", "processing_error"
+]
 
 # How much of an error list a dead letter's `detail` may carry.
 _DETAIL_MAX_CHARS = 4000
+# Beyond a dead letter's cut, how much is still masked so a secret across the cut is caught.
+_MASK_SLACK_BYTES = 16 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,8 +184,20 @@ def reply_as_text(output: ModelOutput) -> str:
         return output.text
     for call in output.tool_calls or []:
         if call.name == "json":
-            return orjson.dumps(call.arguments).decode()
+            return _json_text(call.arguments)
     return ""
+
+
+def _json_text(value: Any) -> str:
+    """JSON text of a parsed value; orjson stops at 254 levels where its parser allows 1,024."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        pass
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except RecursionError:
+        return "<the json tool call's arguments are nested too deeply to show>"
 
 
 def _detail(issues: list[Issue]) -> str:
@@ -334,7 +351,9 @@ class Gate:
             return Decision(reply.turn_id, "no_reply", "none", turn=turn)
         if result.valid and result.message is not None:
             return self._deliver(turn, result.message, corrected=reply.attempt == 1, now=now)
-        errors = tuple(result.issues) or (Issue("$", "invalid_reply", "the reply is invalid"),)
+        errors = self._masked(result.issues) or (
+            Issue("$", "invalid_reply", "the reply is invalid"),
+        )
         if reply.attempt == 0:
             return self._request_correction(turn, contract, reply, errors, now)
         notice = self.failure_notice(turn, now)
@@ -393,7 +412,7 @@ class Gate:
             call.call_id,
             "accepted" if ok else "rejected",
             "tool_result" if ok else "tool_error",
-            tuple(result.issues),
+            self._masked(result.issues),
             record,
             self.settings.topic("toolresults"),
             call.task_id.encode(),
@@ -409,7 +428,12 @@ class Gate:
         record_id: str | int,
     ) -> Decision:
         """A record that cannot be processed at all: masked bytes go to the DLQ, cut at 64 KiB."""
-        text, counts = self.masker.mask_text(raw.decode("utf-8", "replace"))
+        # Cut before masking (with room for a secret that straddles the cut), then cut again:
+        # refusing a huge record costs what the dead letter keeps, not the record's size.
+        limit = self.settings.dead_letter_record_bytes
+        text, counts = self.masker.mask_text(
+            raw[: limit + _MASK_SLACK_BYTES].decode("utf-8", "replace")
+        )
         detail, _ = self.masker.mask_text(_detail(issues))
         record = {
             "source_topic": source.topic,
@@ -417,14 +441,14 @@ class Gate:
             "offset": source.offset,
             "reason": reason,
             "detail": detail,
-            "record": _cut_utf8(text, self.settings.dead_letter_record_bytes),
+            "record": _cut_utf8(text, limit),
         }
         hits = tuple(MaskHit(rule, "record", n) for rule, n in sorted(counts.items()))
         return Decision(
             record_id,
             "dead_letter",
             "dead_letter",
-            tuple(issues),
+            self._masked(issues),
             record,
             self.settings.topic("dlq"),
             source.key,
@@ -433,6 +457,15 @@ class Gate:
         )
 
     # ---- helpers ------------------------------------------------------------------------
+
+    def _masked(self, issues: Sequence[Issue]) -> tuple[Issue, ...]:
+        """Errors leave the gate too: a path can name a secret key, a message quote a value."""
+        out = []
+        for issue in issues:
+            path, _ = self.masker.mask_text(issue.path)
+            message, _ = self.masker.mask_text(issue.message)
+            out.append(Issue(path, issue.code, message))
+        return tuple(out)
 
     def _decode(self, raw: bytes, source: Source, fallback_id: int) -> Any:
         """The parsed JSON value, or the dead-letter decision for bytes that are not one."""

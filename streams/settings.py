@@ -87,6 +87,9 @@ class Settings(BaseSettings):
 
     # Bounds: every input is someone's attack
     max_record_bytes: int = Field(default=1 * MiB, ge=1024)
+    # Outputs can outgrow their input (a correction request adds instructions and a schema,
+    # masking can lengthen text): output topics and the producer allow this much.
+    max_output_bytes: int = Field(default=8 * MiB, ge=1 * MiB)
     max_attachment_bytes: int = Field(default=25 * MiB, ge=1)
     max_csv_bytes: int = Field(default=256 * 1024, ge=1)
     dead_letter_record_bytes: int = Field(default=64 * 1024, ge=1024)

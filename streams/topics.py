@@ -18,10 +18,11 @@ def topic_specs(settings: Settings) -> dict[str, dict[str, str]]:
         settings.topic(name): dict(INPUT_CONFIG)
         for name in ("replies_raw", "toolcalls_raw", "turns_control")
     }
+    output = {"max.message.bytes": str(settings.max_output_bytes)}
     for name in ("corrections", "toolresults", "dlq"):
-        specs[settings.topic(name)] = {}
+        specs[settings.topic(name)] = dict(output)
     for platform in settings.platforms:
-        specs[settings.delivery_topic(platform)] = {}
+        specs[settings.delivery_topic(platform)] = dict(output)
     return specs
 
 

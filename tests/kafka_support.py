@@ -283,3 +283,24 @@ class PrivateBroker:
 
     def down(self, purge: bool = False) -> None:
         self._run("down", *(["--purge"] if purge else []))
+
+
+class ExplodingContract:
+    """A registered contract whose validation raises: the worker must dead-letter, not stop."""
+
+    name = "boom.v1"
+
+    def validate(self, reply: Any, context: Any) -> Any:
+        raise RuntimeError("boom")
+
+    def json_schema(self) -> dict[str, Any]:
+        return {}
+
+    def instructions(self) -> str:
+        return ""
+
+    def notice_message(self, text: str) -> dict[str, Any]:
+        return {"text": text}
+
+
+BOOM_CONTRACT = ExplodingContract()

@@ -67,6 +67,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         REPLYGATE_CORRECTION_DEADLINE_SECONDS="4",
         REPLYGATE_WORKSPACES_ROOT=str(tmp / "ws"),
         REPLYGATE_MEDIA_ROOT=str(tmp),
+        REPLYGATE_EXTRA_CONTRACTS='{"boom.v1": "tests.kafka_support:BOOM_CONTRACT"}',
     )
     port = worker.metrics_port  # type: ignore[attr-defined]
     t = deployment.topic
@@ -91,6 +92,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                     reply("leaky", "c-leaky", output={"text": leaking}),
                     invalid("leaky-invalid", "c-leaky", attempt=0),
                     ("c-bad", b'{"turn_id": "broken", ' + GITHUB_PAT.encode()),
+                    reply("exploding", "c-boom", contract="boom.v1"),
+                    reply("barrier-boom", "c-boom"),
                 ],
             )
         )
@@ -227,6 +230,16 @@ def test_malformed_record_goes_to_the_dlq_with_its_key(run: dict[str, Any]) -> N
     assert key == b"c-bad"
     assert letter["reason"] == "not_json"
     assert letter["source_topic"] == run["deployment"].topic("replies.raw")
+
+
+def test_a_record_that_fails_in_the_gate_is_a_dead_letter_and_the_worker_goes_on(
+    run: dict[str, Any],
+) -> None:
+    dlq = run["deployment"].topic("replies.dlq")
+    letters = [orjson.loads(v) for topic, _, v in run["records"] if topic == dlq]
+    (letter,) = [x for x in letters if '"exploding"' in x["record"]]
+    assert letter["reason"] == "processing_error" and "RuntimeError" in letter["detail"]
+    assert deliveries(run, "barrier-boom"), "the next record of the conversation was processed"
 
 
 def test_secret_never_visible_on_any_output_topic(run: dict[str, Any]) -> None:

@@ -1,0 +1,1 @@
+"""replygate benchmarks: `make bench` runs `python -m bench` (see bench/README.md)."""

@@ -1,0 +1,59 @@
+"""`make bench`: every benchmark in turn, then a summary of the RATIO lines and their targets.
+
+`python -m bench [name ...]` runs only the named ones (pipeline_vs_passthrough, check_vs_baseline,
+leaks_vs_detect_secrets, latency). The broker ones need a broker: KAFKA_BOOTSTRAP_SERVERS, or
+the local one on 127.0.0.1:$KAFKA_PORT (`make bench` starts it).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from bench import check_vs_baseline, latency, leaks_vs_detect_secrets, pipeline_vs_passthrough
+from bench.common import RATIOS, say
+
+# name -> (comparison, target) for the summary; the RATIO lines themselves carry no verdict.
+TARGETS: dict[str, tuple[str, float]] = {
+    "pipeline_vs_passthrough": (">=", 0.6),
+    "worker_peak_rss_mb": ("<", 250.0),
+    "check_vs_baseline": (">=", 10.0),
+    "leaks_vs_detect_secrets": (">=", 20.0),
+    "latency_p99_ms": ("<", 50.0),
+}
+ORDER = ("pipeline_vs_passthrough", "check_vs_baseline", "leaks_vs_detect_secrets", "latency")
+
+
+def _meets(value: float, op: str, target: float) -> bool:
+    return value >= target if op == ">=" else value < target
+
+
+def main(argv: list[str]) -> int:
+    chosen = [a for a in argv if a in ORDER] or list(ORDER)
+    unknown = [a for a in argv if a not in ORDER]
+    if unknown:
+        print(f"unknown benchmark(s): {', '.join(unknown)}; choose from {', '.join(ORDER)}")
+        return 2
+    started = time.monotonic()
+    say(f"bench: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start")
+    max_rate: float | None = None
+    for name in chosen:
+        if name == "pipeline_vs_passthrough":
+            max_rate = pipeline_vs_passthrough.run()
+        elif name == "check_vs_baseline":
+            check_vs_baseline.run()
+        elif name == "leaks_vs_detect_secrets":
+            leaks_vs_detect_secrets.run()
+        else:
+            latency.run(max_rate)
+    say(f"\nsummary ({time.monotonic() - started:.0f} s, load average {os.getloadavg()[0]:.2f}):")
+    for name, value in RATIOS:
+        op, target = TARGETS.get(name, ("", 0.0))
+        verdict = ("meets" if _meets(value, op, target) else "MISSES") if op else ""
+        say(f"  {name:28s} {value:10.3f}  target {op} {target:g}  {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

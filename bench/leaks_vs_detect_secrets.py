@@ -1,0 +1,128 @@
+"""Masking throughput (MB/s) against detect-secrets on the same replies, plus recall and FPR.
+
+replygate masks every reply of a 10 MB generated corpus (bench/corpus.py) with the built-in
+rules (`Masker()`), one `mask_text` call per reply as the gate does. detect-secrets scans
+replies with its file scanner (default plugins and filters, line by line, as `detect-secrets
+scan` does); at well under 1 MB/s the whole corpus would take minutes, so each of its rounds
+scans a different stratified sample (every k-th reply) of `DS_SAMPLE_BYTES`, and its MB/s is
+measured on that. Recall and false-positive rate use the labelled corpus in tests/leak_corpus:
+a secret is caught when it no longer appears in the masked text (replygate) or when a reported
+secret value contains it (detect-secrets; "lenient" also counts a reported value of 8+
+characters inside the secret). detect-secrets' ad-hoc `scan_line` mode is shown too.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from bench.common import fmt, median, ratio, say
+from bench.corpus import build, load_labelled
+
+CORPUS_BYTES = int(os.environ.get("BENCH_LEAK_BYTES", str(10 * 1024 * 1024)))
+ROUNDS = int(os.environ.get("BENCH_LEAK_ROUNDS", "3"))
+DS_SAMPLE_BYTES = int(os.environ.get("BENCH_DS_SAMPLE_BYTES", str(160 * 1024)))
+
+
+def _size(texts: list[str]) -> int:
+    return sum(len(t.encode("utf-8")) for t in texts)
+
+
+def ds_values(text: str, adhoc: bool = False) -> list[str]:
+    """The secret values detect-secrets reports in `text`."""
+    from detect_secrets.core.scan import _process_line_based_plugins, scan_line
+
+    if adhoc:
+        return [s.secret_value or "" for line in text.splitlines() for s in scan_line(line)]
+    lines = list(enumerate(text.splitlines(), 1))
+    return [s.secret_value or "" for s in _process_line_based_plugins(lines, "reply.txt")]
+
+
+def quality(adhoc: bool = False) -> tuple[float, float, float]:
+    """detect-secrets' (recall, lenient recall, false-positive rate) on the labelled corpus."""
+    secrets = load_labelled("secrets.jsonl")
+    benign = load_labelled("benign.jsonl")
+    strict = lenient = 0
+    for row in secrets:
+        values = [v for v in ds_values(row["text"], adhoc) if v]
+        strict += any(row["secret"] in v for v in values)
+        lenient += any(row["secret"] in v or (len(v) >= 8 and v in row["secret"]) for v in values)
+    fp = sum(1 for row in benign if ds_values(row["text"], adhoc))
+    return strict / len(secrets), lenient / len(secrets), fp / len(benign)
+
+
+def gate_quality() -> tuple[float, float, float]:
+    """replygate's (recall, recall with the right rule id, false-positive rate)."""
+    from streams.leaks import Masker
+
+    masker = Masker()
+    secrets = load_labelled("secrets.jsonl")
+    benign = load_labelled("benign.jsonl")
+    caught = labelled = 0
+    for row in secrets:
+        out, counts = masker.mask_text(row["text"])
+        caught += row["secret"] not in out
+        labelled += row["secret"] not in out and row["rule"] in counts
+    fp = sum(1 for row in benign if masker.mask_text(row["text"])[1])
+    return caught / len(secrets), labelled / len(secrets), fp / len(benign)
+
+
+def run(total: int = CORPUS_BYTES, rounds: int = ROUNDS) -> None:
+    from detect_secrets.settings import default_settings
+
+    from streams.leaks import Masker
+
+    replies, with_secret = build(total)
+    size = _size(replies)
+    say(
+        f"== leaks_vs_detect_secrets: corpus {size / 1e6:.1f} MB, {len(replies)} replies "
+        f"({with_secret} with a secret), {rounds} rounds"
+    )
+    gate_mbs: list[float] = []
+    masked_replies = 0
+    for _ in range(rounds):
+        masker = Masker()  # a fresh masker: no clean-string cache carried between rounds
+        started = time.perf_counter()
+        hits = 0
+        for text in replies:
+            hits += bool(masker.mask_text(text)[1])
+        gate_mbs.append(size / 1e6 / (time.perf_counter() - started))
+        masked_replies = hits
+    step = max(1, round(size / DS_SAMPLE_BYTES))
+    ds_mbs: list[float] = []
+    with default_settings():
+        ds_values("warm-up")
+        for r in range(rounds):
+            sample = replies[r % step :: step]
+            started = time.perf_counter()
+            for text in sample:
+                ds_values(text)
+            ds_mbs.append(_size(sample) / 1e6 / (time.perf_counter() - started))
+        ds_recall, ds_lenient, ds_fpr = quality()
+        adhoc_recall, adhoc_lenient, adhoc_fpr = quality(adhoc=True)
+    say(f"  replygate masking  {fmt(gate_mbs, 2)} MB/s (whole corpus per round)")
+    say(f"  detect-secrets     {fmt(ds_mbs, 3)} MB/s (samples of {DS_SAMPLE_BYTES // 1024} KiB)")
+    say(f"  replies masked by replygate: {masked_replies} (corpus has {with_secret} secrets)")
+    g_recall, g_labelled, g_fpr = gate_quality()
+    say(
+        f"  labelled corpus: replygate recall {g_recall:.3f} (right rule {g_labelled:.3f}), "
+        f"false-positive rate {g_fpr:.3f}"
+    )
+    say(
+        f"  labelled corpus: detect-secrets file scan recall {ds_recall:.3f} "
+        f"(lenient {ds_lenient:.3f}), false-positive rate {ds_fpr:.3f}"
+    )
+    say(
+        f"  labelled corpus: detect-secrets scan_line recall {adhoc_recall:.3f} "
+        f"(lenient {adhoc_lenient:.3f}), false-positive rate {adhoc_fpr:.3f}"
+    )
+    best = max(ds_recall, adhoc_recall)
+    say(
+        f"  recall: replygate {g_recall:.3f} vs detect-secrets' best {best:.3f}: "
+        + ("replygate >= detect-secrets" if g_recall >= best else "replygate BELOW detect-secrets")
+    )
+    ratio("leaks_vs_detect_secrets", median(gate_mbs) / median(ds_mbs))
+
+
+if __name__ == "__main__":
+    run()
