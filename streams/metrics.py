@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import metadata
-from typing import TYPE_CHECKING, Final, Protocol, TypeVar
+from typing import TYPE_CHECKING, Final, Literal, Protocol, TypeVar, get_args
 
 from prometheus_client import (
     CollectorRegistry,
@@ -32,19 +32,19 @@ if TYPE_CHECKING:
 OTHER: Final = "other"
 MAX_LABEL_CHARS: Final = 128
 
-OUTCOMES: Final = frozenset(
-    {
-        "delivered",
-        "corrected",
-        "failure_notice",
-        "no_reply",
-        "cancelled",
-        "duplicate_dropped",
-        "dead_letter",
-        "tool_ok",
-        "tool_error",
-    }
-)
+# What became of a record, as the `outcome` label counts it.
+Outcome = Literal[
+    "delivered",
+    "corrected",
+    "failure_notice",
+    "no_reply",
+    "cancelled",
+    "duplicate_dropped",
+    "dead_letter",
+    "tool_ok",
+    "tool_error",
+]
+OUTCOMES: Final = frozenset(get_args(Outcome))
 
 BUILTIN_CONTRACTS: Final = ("im.segments.v1", "assistant.html.v1", "kandev.rich_output.v1")
 

@@ -13,21 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from streams.metrics import Outcome
 from streams.pipeline import Decision, Gate, PendingTurn, Turn, parse_iso
 
-Outcome = Literal[
-    "delivered",
-    "corrected",
-    "failure_notice",
-    "no_reply",
-    "cancelled",
-    "duplicate_dropped",
-    "dead_letter",
-    "tool_ok",
-    "tool_error",
-    "correction_requested",
-    "ignored",
-]
+# A step's outcome: a counted outcome, or one of the two that are not a turn's end.
+StepOutcome = Outcome | Literal["correction_requested", "ignored"]
 
 KEEP: Literal["keep"] = "keep"
 
@@ -36,7 +26,7 @@ KEEP: Literal["keep"] = "keep"
 class Step:
     """What one record does: records to send, the new pending entry, the finished mark."""
 
-    outcome: Outcome
+    outcome: StepOutcome
     emit: tuple[Decision, ...] = ()
     pending: PendingTurn | Literal["keep"] | None = KEEP
     finished: str | None = None
