@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, Literal
 
 import orjson
@@ -218,11 +219,13 @@ class Gate:
     contracts: dict[str, ReplyContract] = field(default_factory=dict)
     masker: Masker = field(init=False)
     stages: dict[str, MessageStage] = field(init=False)
+    workspaces_root: Path = field(init=False)
 
     def __post_init__(self) -> None:
         if not self.contracts:
             self.contracts = build_registry(self.settings.extra_contracts)
         self.masker = Masker.from_settings(self.settings)
+        self.workspaces_root = self.settings.workspaces_root.resolve()
         media = MediaPolicy.from_settings(self.settings)
         # Stages that run on a valid message before masking, by contract (I/O lives here).
         self.stages = {"im.segments.v1": lambda message: inspect_media(message, media)}
@@ -379,9 +382,7 @@ class Gate:
         return self._delivery(turn, "failure_notice", message, False, [], [], now)
 
     def judge_tool_call(self, call: ToolCall) -> Decision:
-        result = run_rich_output(
-            call, self.settings.workspaces_root.resolve(), self.settings.max_csv_bytes
-        )
+        result = run_rich_output(call, self.workspaces_root, self.settings.max_csv_bytes)
         masked_input, input_hits = self.masker.mask_tree(result.input, "input")
         masked_output, output_hits = self.masker.mask_tree(result.output, "output")
         if result.status == "ok":
