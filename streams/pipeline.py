@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import orjson
 from pydantic import ValidationError
@@ -134,6 +134,8 @@ class Decision:
             "output": self.output,
         }
 
+
+E = TypeVar("E", RawReply, ToolCall, TurnControl)
 
 MessageStage = Callable[[dict[str, Any]], tuple[dict[str, Any], list[Notice]]]
 
@@ -261,12 +263,9 @@ class Gate:
         context_for: Callable[[str], Context | None] | None = None,
     ) -> Decision:
         record_id = _record_id(decoded, "turn_id", fallback)
-        try:
-            reply = RawReply.model_validate(decoded)
-        except ValidationError as exc:
-            return self.dead_letter(
-                raw, source, "invalid_envelope", issues_from_validation_error(exc), record_id
-            )
+        reply = self._envelope(RawReply, raw, decoded, source, record_id)
+        if isinstance(reply, Decision):
+            return reply
         if self.settings.closed_platforms and reply.platform not in self.settings.platforms:
             issue = Issue("platform", "unknown_platform", f"{reply.platform!r} is not configured")
             return self.dead_letter(raw, source, "invalid_envelope", [issue], record_id)
@@ -293,26 +292,16 @@ class Gate:
         self, raw: bytes, decoded: Any, source: Source, fallback: int
     ) -> Decision:
         record_id = _record_id(decoded, "call_id", fallback)
-        try:
-            call = ToolCall.model_validate(decoded)
-        except ValidationError as exc:
-            return self.dead_letter(
-                raw, source, "invalid_envelope", issues_from_validation_error(exc), record_id
-            )
-        return self.judge_tool_call(call)
+        call = self._envelope(ToolCall, raw, decoded, source, record_id)
+        return call if isinstance(call, Decision) else self.judge_tool_call(call)
 
     def parse_control(self, raw: bytes, source: Source) -> TurnControl | Decision:
         """A `turns.control` record, or its dead letter."""
         decoded = self._decode(raw, source, source.offset)
         if isinstance(decoded, Decision):
             return decoded
-        try:
-            return TurnControl.model_validate(decoded)
-        except ValidationError as exc:
-            record_id = _record_id(decoded, "turn_id", source.offset)
-            return self.dead_letter(
-                raw, source, "invalid_envelope", issues_from_validation_error(exc), record_id
-            )
+        record_id = _record_id(decoded, "turn_id", source.offset)
+        return self._envelope(TurnControl, raw, decoded, source, record_id)
 
     def check_line(self, raw: bytes, line_no: int, now: datetime) -> Decision:
         """`replygate check`: a line with `turn_id` is a RawReply, with `call_id` a ToolCall.
@@ -458,6 +447,16 @@ class Gate:
         )
 
     # ---- helpers ------------------------------------------------------------------------
+
+    def _envelope(
+        self, model: type[E], raw: bytes, decoded: Any, source: Source, record_id: str | int
+    ) -> E | Decision:
+        """The record as its strict model, or the dead letter naming every broken rule."""
+        try:
+            return model.model_validate(decoded)
+        except ValidationError as exc:
+            issues = issues_from_validation_error(exc)
+            return self.dead_letter(raw, source, "invalid_envelope", issues, record_id)
 
     def _masked(self, issues: Sequence[Issue]) -> tuple[Issue, ...]:
         """Errors leave the gate too: a path can name a secret key, a message quote a value."""
