@@ -462,6 +462,19 @@ def log_tail(path: Path, lines: int = 40) -> str:
         return "(no worker log)"
 
 
+def start_local_broker(servers: str) -> bool:
+    """`deploy/kafka-local/kafka-local.sh up` for a loopback address, when the checkout has it."""
+    script = Path(__file__).resolve().parent.parent / "deploy" / "kafka-local" / "kafka-local.sh"
+    host, _, port = servers.split(",")[0].strip().rpartition(":")
+    if not script.is_file() or host not in ("127.0.0.1", "localhost") or not port.isdigit():
+        return False
+    print(f"no broker at {servers}: starting the local one (stop it with `make kafka-down`)")
+    done = subprocess.run(
+        ["bash", str(script), "up"], env={**os.environ, "KAFKA_PORT": port}, check=False
+    )
+    return done.returncode == 0
+
+
 @dataclass
 class Figures:
     total_seconds: float = 0.0
@@ -512,6 +525,15 @@ class Demo:
     # -- Kafka helpers
 
     async def check_broker(self) -> None:
+        """Reach the broker; a local one that is down is started from the checkout's script."""
+        try:
+            await self._reach_broker()
+        except DemoFailed:
+            if not start_local_broker(self.settings.kafka_bootstrap_servers):
+                raise
+            await self._reach_broker()
+
+    async def _reach_broker(self) -> None:
         from aiokafka.admin import AIOKafkaAdminClient
 
         from streams.kafka_config import aiokafka_options

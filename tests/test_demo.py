@@ -353,3 +353,11 @@ def test_demo_runs_every_sample_to_its_expected_outcome() -> None:
     assert "✗" not in table
     assert "records/s" in done.stdout and "worker RSS" in done.stdout
     assert elapsed < 60
+
+
+def test_the_demo_starts_a_local_broker_only_for_a_loopback_address() -> None:
+    from streams.demo import start_local_broker
+
+    assert start_local_broker("kafka.example.com:9092") is False
+    assert start_local_broker("10.0.0.5:9092,127.0.0.1:9092") is False
+    assert start_local_broker("localhost:not-a-port") is False
