@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,8 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
+from streams.demo import free_port
+
 REPO = Path(__file__).resolve().parent.parent
 OUTPUT_NAMES = ("corrections", "toolresults", "dlq")
 
@@ -32,13 +33,6 @@ def bootstrap() -> str:
         or os.environ.get("REPLYGATE_KAFKA_BOOTSTRAP_SERVERS")
         or f"127.0.0.1:{os.environ.get('KAFKA_PORT', '9092')}"
     )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @dataclass

@@ -354,6 +354,7 @@ class Tracker:
 
 
 def free_port() -> int:
+    """A free TCP port on loopback (for the worker's metrics and web ports)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]

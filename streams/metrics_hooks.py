@@ -101,11 +101,9 @@ class WorkerMetrics:
 
 
 def _snapshot(output: dict[str, Any] | None) -> int | None:
+    """A tool result's snapshot size: its `text` is the snapshot's JSON when there is one."""
     if not output or "metadata" not in output:
         return None
-    generic = output["metadata"]["normalized"]["generic"]
-    if generic.get("output") is None:
+    if output["metadata"]["normalized"]["generic"].get("output") is None:
         return None
-    import orjson
-
-    return len(orjson.dumps(generic["output"]))
+    return len(output["text"].encode())

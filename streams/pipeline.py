@@ -222,6 +222,7 @@ class Gate:
     masker: Masker = field(init=False)
     stages: dict[str, MessageStage] = field(init=False)
     workspaces_root: Path = field(init=False)
+    _instruction_cache: dict[str, str] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.contracts:
@@ -448,6 +449,15 @@ class Gate:
 
     # ---- helpers ------------------------------------------------------------------------
 
+    def _instructions(self, contract: ReplyContract) -> str:
+        """Format-only instructions and the contract's JSON Schema, masked, cached per contract."""
+        text = self._instruction_cache.get(contract.name)
+        if text is None:
+            schema = orjson.dumps(contract.json_schema(), option=orjson.OPT_INDENT_2).decode()
+            text, _ = self.masker.mask_text(f"{contract.instructions()}\n\nJSON Schema:\n{schema}")
+            self._instruction_cache[contract.name] = text
+        return text
+
     def _envelope(
         self, model: type[E], raw: bytes, decoded: Any, source: Source, record_id: str | int
     ) -> E | Decision:
@@ -538,7 +548,6 @@ class Gate:
         now: datetime,
     ) -> Decision:
         deadline = iso(now + timedelta(seconds=self.settings.correction_deadline_seconds))
-        schema = orjson.dumps(contract.json_schema(), option=orjson.OPT_INDENT_2).decode()
         record = {
             "turn_id": turn.turn_id,
             "conversation_id": turn.conversation_id,
@@ -546,10 +555,14 @@ class Gate:
             "contract": turn.contract,
             "invalid_output": reply_as_text(reply.output),
             "errors": [e.as_dict() for e in errors],
-            "instructions": f"{contract.instructions()}\n\nJSON Schema:\n{schema}",
-            "deadline": deadline,
         }
         masked_record, hits = self.masker.mask_tree(record, "$")
+        # host text, the same for every request of a contract: built and masked once
+        masked_record = {
+            **masked_record,
+            "instructions": self._instructions(contract),
+            "deadline": deadline,
+        }
         context = reply.context.model_dump(exclude_none=True) if reply.context else None
         pending = PendingTurn(
             turn.turn_id,

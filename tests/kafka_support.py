@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,8 @@ import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 
+from streams.demo import free_port
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -30,13 +31,6 @@ def bootstrap() -> str:
             "the local broker (deploy/kafka-local/kafka-local.sh up)"
         )
     return value
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @dataclass
