@@ -122,8 +122,6 @@ def create_app(settings: Settings) -> faust.App:
         broker_heartbeat_interval=3.0,
         broker_commit_every=1000,
         producer_max_request_size=settings.max_output_bytes,
-        # 5 ms of batching doubles throughput for a few ms of latency (bench/README.md).
-        producer_linger=0.005,
         broker_commit_interval=0.5,
         stream_wait_empty=False,
         table_standby_replicas=0,
