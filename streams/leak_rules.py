@@ -1,7 +1,9 @@
 """The built-in leak rules: one RE2 pattern per credential format, each citing where it comes from.
 
 Patterns are RE2 syntax (no look-around, no backreferences) and every variable part is bounded
-or stops at a delimiter, so a search never scans far past where a match could end. A rule masks
+or stops at a delimiter, so a search never scans far past where a match could end. Values after
+a secret-named key have no length bound: they run to their closing quote or delimiter, which
+also ends every attempt that does not match. A rule masks
 its named `secret*` group if one took part in the match (the value of `password = "..."`), else
 the whole match. `reject` drops a match whose value is a placeholder (`${VAR}`, `<your-key>`,
 `os.getenv(...)`) rather than a secret; it sees only the match, never other text.
@@ -35,8 +37,8 @@ class LeakRule:
 
 
 # ---------------------------------------------------------------------------------------------
-# Placeholder filters. Python `re` is fine here: the inputs are single matched values of at most
-# a few hundred characters and none of these patterns nests quantifiers.
+# Placeholder filters. Python `re` is fine here: the inputs are single matched values and none
+# of these patterns nests quantifiers, so each check is linear in the value.
 
 _PLACEHOLDER = re.compile(
     r"""(?ix)
@@ -147,14 +149,14 @@ _END = r"(?:[^A-Za-z0-9_-]|$)"
 _KEY_CLOSE = r"(?:\\?[\"'`]\]?)?"
 _TYPE_HINT = r":\s{0,4}[A-Za-z_][A-Za-z0-9_.]{0,30}(?:\[[A-Za-z0-9_., |]{0,40}\])?\??\s{0,4}="
 _ASSIGN = rf"{_KEY_CLOSE}\s{{0,8}}(?:{_TYPE_HINT}|=>|:=|={{1,3}}|:|<-)\s{{0,8}}"
-_VALUE_MAX = 256
 
 
 def _quoted(first: int) -> str:
-    """A quoted literal (", ' or `; quotes may be backslash-escaped) whose inside is secret{n}."""
+    """A quoted literal (", ' or `; quotes may be backslash-escaped) whose inside is secret{n}.
+
+    Any length: the value runs to its closing quote on the same line."""
     return "|".join(
-        rf"\\?{q}(?P<secret{first + i}>[^{q}\r\n]{{1,{_VALUE_MAX}}}?)\\?{q}"
-        for i, q in enumerate(('"', "'", "`"))
+        rf"\\?{q}(?P<secret{first + i}>[^{q}\r\n]+?)\\?{q}" for i, q in enumerate(('"', "'", "`"))
     )
 
 
@@ -162,10 +164,13 @@ def _quoted(first: int) -> str:
 # or source code the newlines may be written as `\n`. A lone hyphen is allowed (`DEK-Info`,
 # `AES-128-CBC`) but never two in a row, so the body stops at the next `-----` marker.
 _PEM_BODY = r"(?:[A-Za-z0-9+/=\s\\:,.>|*#]|-[A-Za-z0-9])*"
+# Between BEGIN and END lines anything but markup may separate the base64 (quotes and commas of
+# a list of lines, `;`, `|`, indentation); markup is left to the rendered view, which keeps tags.
+_PEM_ANY_BODY = r"(?:[^<-]|-[A-Za-z0-9])*"
 _PEM_LABEL = r"(?: [A-Z0-9]{1,20}){0,3} PRIVATE KEY(?: BLOCK)?"
 _PEM = (
     rf"-----BEGIN{_PEM_LABEL}-----"
-    rf"(?:{_PEM_BODY}-----END{_PEM_LABEL}-----"
+    rf"(?:{_PEM_ANY_BODY}-----END{_PEM_LABEL}-----"
     # A key cut off before its END line still leaks: mask from BEGIN through its base64.
     rf"|(?:\s|\\[rn]){{0,4}}[A-Za-z0-9+/]{{32}}{_PEM_BODY})"
 )
@@ -182,7 +187,7 @@ _ASSIGN_TRIGGER = (
 # An unquoted value runs to whitespace or punctuation that ends it; a final "." or ":" is the
 # sentence's, not the value's.
 _BARE_VALUE = (
-    rf"(?P<secret4>[^\s\"'`,;(){{}}\[\]<>\\]{{0,{_VALUE_MAX - 1}}}[^\s\"'`,;(){{}}\[\]<>\\.:])"
+    r"(?P<secret4>[^\s\"'`,;(){}\[\]<>\\]*[^\s\"'`,;(){}\[\]<>\\.:])"
     r"(?:[\s,;)}\]\"'`\\.:]|$)"
 )
 _FLAGS = r"(?i:password|passwd|token|api-key|secret|client-secret|access-token)"
@@ -503,11 +508,11 @@ BUILTIN_RULES: tuple[LeakRule, ...] = (
     LeakRule(
         "connection-string-password",
         r"(?i:[;?&]\s{0,4}(?:password|pwd|passwd)\s{0,4}=\s{0,4})"
-        r"(?:\{(?P<secret>[^}\r\n]{1,128})\}|\"(?P<secret2>[^\"\r\n]{1,128})\""
-        r"|'(?P<secret3>[^'\r\n]{1,128})'|(?P<secret4>[^;&\s\"'\[\]<>]{1,128}))"
+        r"(?:\{(?P<secret>[^}\r\n]+)\}|\"(?P<secret2>[^\"\r\n]+)\""
+        r"|'(?P<secret3>[^'\r\n]+)'|(?P<secret4>[^;&\s\"'\[\]<>]+))"
         # Without a `;` before the key, the `;` after the value marks a connection string.
         r"|(?i:\b(?:password|pwd)\s{0,4}=\s{0,4})"
-        r"(?:\{(?P<secret5>[^}\r\n]{1,128})\}|(?P<secret6>[^;&\s\"'\[\]<>{]{1,128}));",
+        r"(?:\{(?P<secret5>[^}\r\n]+)\}|(?P<secret6>[^;&\s\"'\[\]<>{]+));",
         r"(?i:password|pwd|passwd)\s*=",
         _reject_connection_password,
     ),
@@ -518,8 +523,8 @@ BUILTIN_RULES: tuple[LeakRule, ...] = (
         "password-assignment",
         # The optional `://user` start lets `reject` see a URL's userinfo (url-credentials').
         rf"(?:://[A-Za-z0-9._~%+-]{{0,64}}?)?{_SECRET_KEYWORD}{_ASSIGN}(?:{_quoted(1)}|{_BARE_VALUE})"
-        rf"|{_SECRET_KEYWORD}>(?P<secret5>[^<\s]{{1,{_VALUE_MAX}}})</"
-        rf"|--{_FLAGS}(?:=|\s{{1,4}})(?P<secret6>[^\s\"'`]{{1,{_VALUE_MAX}}})",
+        rf"|{_SECRET_KEYWORD}>(?P<secret5>[^<\s]+)</"
+        rf"|--{_FLAGS}(?:=|\s{{1,4}})(?P<secret6>[^\s\"'`]+)",
         rf"{_ASSIGN_TRIGGER}|{_SECRET_KEYWORD}>|--{_FLAGS}",
         _reject_assigned_value,
     ),

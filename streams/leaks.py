@@ -20,6 +20,7 @@ import re2
 
 from schemas.errors import child_path
 from streams.leak_rules import BUILTIN_RULES, Reject, is_placeholder
+from streams.leak_views import View, decoded_views, may_hide
 
 if TYPE_CHECKING:
     from streams.settings import Settings
@@ -241,14 +242,19 @@ class Masker:
     # --- strings ---------------------------------------------------------------------------
 
     def mask_text(self, text: str) -> tuple[str, dict[str, int]]:
-        """Replace each secret in `text` with `[REDACTED:<rule-id>]`; counts per rule id."""
+        """Replace each secret in `text` with `[REDACTED:<rule-id>]`; counts per rule id.
+
+        The rules run on the text and on each decoded view of it (`leak_views`): a secret
+        written with entities, escapes or invisible characters is masked where it is written.
+        """
         if not text or text in self._clean:
             return text, {}
         data = text.encode("utf-8", "surrogatepass")
-        if self._prefilter(data, 0) is None:
-            self._remember_clean(text)
-            return text, {}
-        regions = _resolve(self._candidates(data), data)
+        hit = self._prefilter(data, 0) is not None
+        views = self._views_with_hits(text) if may_hide(text) else []
+        if views:
+            return self._mask_with_views(text, data if hit else None, views)
+        regions = _resolve(self._candidates(data), data) if hit else []
         if not regions:
             self._remember_clean(text)
             return text, {}
@@ -263,6 +269,48 @@ class Masker:
         pieces.append(data[prev:])
         out = b"".join(pieces).decode("utf-8", "surrogatepass")
         return out, dict(sorted(counts.items()))
+
+    def _views_with_hits(self, text: str) -> list[tuple[View, bytes]]:
+        """The decoded views of `text` in which the pre-filter finds something."""
+        found = []
+        for view in decoded_views(text):
+            data = view.text.encode("utf-8", "surrogatepass")
+            if self._prefilter(data, 0) is not None:
+                found.append((view, data))
+        return found
+
+    def _mask_with_views(
+        self, text: str, data: bytes | None, views: list[tuple[View, bytes]]
+    ) -> tuple[str, dict[str, int]]:
+        """Mask what the rules find in the text and in its views, in character positions.
+
+        A match in a view masks the original span it came from; markup inside it stays (a PEM
+        block split by `<br>` loses its text, not its tags): the first piece gets the marker,
+        the others are removed.
+        """
+        pieces: list[_Piece] = []
+        if data is not None:
+            found = _char_spans(data, self._candidates(data))
+            pieces += ((s, e, p, r, True) for s, e, p, r in found)
+        for view, view_data in views:
+            for s, e, p, r in _char_spans(view_data, self._candidates(view_data)):
+                for n, (os_, oe) in enumerate(view.to_original(s, e)):
+                    pieces.append((os_, oe, p, r, n == 0))
+        regions = _fold(pieces)
+        if not regions:
+            self._remember_clean(text)
+            return text, {}
+        out: list[str] = []
+        counts: dict[str, int] = {}
+        prev = 0
+        for s, e, rule_id, lead in regions:
+            out.append(text[prev:s])
+            if lead:
+                out.append(f"[REDACTED:{rule_id}]")
+                counts[rule_id] = counts.get(rule_id, 0) + 1
+            prev = e
+        out.append(text[prev:])
+        return "".join(out), dict(sorted(counts.items()))
 
     def _remember_clean(self, text: str) -> None:
         if len(text) <= _CLEAN_CACHE_MAX_LEN:
@@ -402,6 +450,44 @@ def _resolve(cands: Iterator[tuple[int, int, int, str]], data: bytes) -> list[tu
     return regions
 
 
+# (start, end, priority, rule id, carries the marker) in characters of the original text.
+_Piece = tuple[int, int, int, str, bool]
+
+
+def _char_spans(
+    data: bytes, cands: Iterator[tuple[int, int, int, str]]
+) -> list[tuple[int, int, int, str]]:
+    """Candidates with byte offsets into `data` as character offsets, in one pass."""
+    spans = [(*_char_bounds(data, s, e), p, r) for s, e, p, r in cands]
+    if not spans or data.isascii():
+        return spans
+    offsets = sorted({o for s, e, _p, _r in spans for o in (s, e)})
+    chars: dict[int, int] = {}
+    prev = count = 0
+    for offset in offsets:
+        count += len(data[prev:offset].decode("utf-8", "surrogatepass"))
+        chars[offset] = count
+        prev = offset
+    return [(chars[s], chars[e], p, r) for s, e, p, r in spans]
+
+
+def _fold(pieces: list[_Piece]) -> list[tuple[int, int, str, bool]]:
+    """`_resolve` for pieces: overlaps fold into the earliest; a region carries a marker when
+    any piece in it does, named after the first such piece."""
+    regions: list[tuple[int, int, str, bool]] = []
+    ordered = sorted((s, -e, p, not m, r) for s, e, p, r, m in pieces)
+    for s, neg_e, _prio, unmarked, rule_id in ordered:
+        e, marked = -neg_e, not unmarked
+        if regions and s < regions[-1][1]:
+            ls, le, lr, lm = regions[-1]
+            if marked and not lm:
+                lr, lm = rule_id, True
+            regions[-1] = (ls, max(le, e), lr, lm)
+            continue
+        regions.append((s, e, rule_id, marked))
+    return regions
+
+
 # A dict key that names a secret: {"password": ...}, {"OPENAI_API_KEY": ...}, {"clientSecret": ...}.
 _SECRET_KEY = re.compile(
     r"(?i)[A-Za-z0-9_.-]{0,60}(?:passwd|password|passphrase|[_.-]pass|pwd|secret|token"
@@ -423,12 +509,7 @@ def _is_secret_key(key: str) -> bool:
 
 def _reject_keyed_value(value: str) -> bool:
     """The same judgement as for a quoted literal after `key =`: placeholders stay."""
-    return (
-        len(value) < 3
-        or len(value) > 4096
-        or is_placeholder(value)
-        or any(c.isspace() for c in value.strip())
-    )
+    return len(value) < 3 or is_placeholder(value) or any(c.isspace() for c in value.strip())
 
 
 def _sort_key(parts: tuple[str | int, ...]) -> tuple[tuple[int, int, str], ...]:
