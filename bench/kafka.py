@@ -22,6 +22,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
 from streams.demo import free_port
+from streams.kafka_ready import caught_up, create_errors, group_offsets, retry, wait_for_leaders
 
 REPO = Path(__file__).resolve().parent.parent
 OUTPUT_NAMES = ("corrections", "toolresults", "dlq")
@@ -173,12 +174,17 @@ def _status_kib(pid: int, field_name: str) -> float:
 
 
 async def create_topic(servers: str, name: str, partitions: int) -> None:
+    """One plain topic, with its leaders elected before anyone produces to it."""
     from aiokafka.admin import NewTopic
 
     admin = AIOKafkaAdminClient(bootstrap_servers=servers)
     await admin.start()
     try:
-        await admin.create_topics([NewTopic(name, partitions, 1)])
+        response = await retry(lambda: admin.create_topics([NewTopic(name, partitions, 1)]), name)
+        refused = create_errors(response.topic_errors)
+        if refused:
+            raise RuntimeError(f"the broker refused to create {name}: {refused[name]}")
+        await wait_for_leaders(admin, [name])
     finally:
         await admin.close()
 
@@ -260,23 +266,27 @@ async def watch(
 
 
 async def group_at_end(servers: str, group: str, topics: Sequence[str]) -> bool:
-    """Whether the consumer group has committed every partition of `topics` to its end."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=servers, group_id=group, enable_auto_commit=False)
+    """Whether the consumer group has committed every partition of `topics` to its end.
+
+    A topic whose partitions metadata does not show yet is not at its end; a broker without a
+    coordinator for the group yet is waited for (bounded) rather than crashed on.
+    """
+    consumer = AIOKafkaConsumer(bootstrap_servers=servers, enable_auto_commit=False)
+    admin = AIOKafkaAdminClient(bootstrap_servers=servers)
     await consumer.start()
+    await admin.start()
     try:
-        parts = [
-            TopicPartition(t, p)
-            for t in topics
-            for p in sorted(consumer.partitions_for_topic(t) or await _partitions(consumer, t))
-        ]
+        partitions = {
+            t: consumer.partitions_for_topic(t) or await _partitions(consumer, t) for t in topics
+        }
+        if not all(partitions.values()):
+            return False
+        parts = [TopicPartition(t, p) for t, ps in partitions.items() for p in sorted(ps)]
         ends = await consumer.end_offsets(parts)
-        for tp in parts:
-            committed = await consumer.committed(tp)
-            if ends[tp] > 0 and (committed or 0) < ends[tp]:
-                return False
-        return True
+        return caught_up(ends, await group_offsets(admin, group))
     finally:
         await consumer.stop()
+        await admin.close()
 
 
 async def _partitions(consumer: AIOKafkaConsumer, topic: str) -> set[int]:

@@ -28,8 +28,10 @@ from typing import IO, Any, Final
 
 import orjson
 
+from streams.kafka_ready import KafkaNotReady, caught_up, describe, group_offsets, retry
 from streams.scripted_llm import Canned, ScriptedLLM
 from streams.settings import Settings
+from streams.topics import TopicsRefused
 
 SAMPLES_DIR: Final = Path(__file__).resolve().parent / "samples"
 SAMPLES_FILE: Final = SAMPLES_DIR / "demo.jsonl"
@@ -571,8 +573,12 @@ class Demo:
             with contextlib.suppress(Exception):
                 await admin.close()
 
-    async def all_processed(self, admin: Any, consumer: Any) -> bool:
-        """Whether the worker's group has committed past the end of every input partition."""
+    async def all_processed(self, admin: Any, consumer: Any, seconds: float) -> bool:
+        """Whether the worker's group has committed past the end of every input partition.
+
+        A fresh broker has no group coordinator until asked for one: that wait is bounded by
+        `seconds` (`KafkaNotReady` past it), as is a new partition's wait for its leader.
+        """
         from aiokafka.structs import TopicPartition
 
         tps = [
@@ -580,14 +586,9 @@ class Demo:
             for name in INPUT_TOPICS
             for p in range(self.settings.partitions)
         ]
-        ends = await consumer.end_offsets(tps)
-        committed = await admin.list_consumer_group_offsets(self.settings.app_id)
-        for tp in tps:
-            end = ends.get(tp, 0)
-            done = committed.get(tp)
-            if end > 0 and (done is None or done.offset < end):
-                return False
-        return True
+        ends = await retry(lambda: consumer.end_offsets(tps), "the input topics' end", seconds)
+        committed = await group_offsets(admin, self.settings.app_id, seconds)
+        return caught_up(ends, committed)
 
     def check_worker(self) -> None:
         if self.worker is not None and self.worker.poll() is not None:
@@ -597,7 +598,7 @@ class Demo:
 
     async def wait_processed(self, admin: Any, consumer: Any, seconds: float) -> None:
         deadline = time.monotonic() + seconds
-        while not await self.all_processed(admin, consumer):
+        while not await self.all_processed(admin, consumer, max(deadline - time.monotonic(), 1)):
             self.check_worker()
             if time.monotonic() > deadline:
                 raise DemoFailed(
@@ -817,6 +818,7 @@ def _console() -> Any:
 
 def _execute(demo: Demo) -> str | None:
     """Run the demo; always stop the worker and remove this run's topics. The error, if any."""
+    from aiokafka.errors import KafkaError
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     progress = Progress(
@@ -833,6 +835,8 @@ def _execute(demo: Demo) -> str | None:
             asyncio.run(demo.main(progress))
     except DemoFailed as exc:
         return str(exc)
+    except (KafkaNotReady, TopicsRefused, KafkaError) as exc:
+        return f"Kafka at {demo.settings.kafka_bootstrap_servers}: {describe(exc)}"
     finally:
         demo.stop()
         if demo.created_topics:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 
 from streams.kafka_config import aiokafka_options
+from streams.kafka_ready import KafkaNotReady, create_errors, describe, retry, wait_for_leaders
 from streams.settings import Settings
 
 # Input topics use the broker's clock: a replay sees the same timestamps, and a producer
@@ -26,14 +28,22 @@ def topic_specs(settings: Settings) -> dict[str, dict[str, str]]:
     return specs
 
 
+class TopicsRefused(Exception):
+    """The broker refused to create some topics (a policy, a bad config); the message names them."""
+
+
 async def create_topics(settings: Settings) -> list[str]:
-    """Create the missing topics; return the names created (an existing one is left as it is)."""
+    """Create the missing topics and wait for their leaders; return the names created.
+
+    An existing topic is left as it is, also one that another worker created a moment ago. On a
+    fresh broker the answers that mean "not yet" are retried within a bound (`KafkaNotReady`).
+    """
     from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
     admin = AIOKafkaAdminClient(**aiokafka_options(settings))
     await admin.start()
     try:
-        existing = set(await admin.list_topics())
+        existing = set(await retry(admin.list_topics, "the topic list"))
         wanted = topic_specs(settings)
         new = [
             NewTopic(
@@ -45,15 +55,34 @@ async def create_topics(settings: Settings) -> list[str]:
             for name, config in wanted.items()
             if name not in existing
         ]
-        if new:
-            await admin.create_topics(new)
+        if not new:
+            return []
+        response = await retry(lambda: admin.create_topics(new), "creating topics")
+        refused = create_errors(response.topic_errors)
+        if refused:
+            raise TopicsRefused(
+                "the broker refused to create "
+                + "; ".join(f"{name} ({why})" for name, why in sorted(refused.items()))
+            )
+        await wait_for_leaders(admin, [t.name for t in new])
         return [t.name for t in new]
     finally:
         await admin.close()
 
 
 def run_topics(settings: Settings) -> int:
-    created = asyncio.run(create_topics(settings))
+    """`replygate topics`: 0 when every topic exists, 1 with one line saying why not."""
+    from aiokafka.errors import KafkaError
+
+    try:
+        created = asyncio.run(create_topics(settings))
+    except (KafkaError, KafkaNotReady, TopicsRefused, OSError) as exc:
+        print(
+            f"replygate topics: cannot create the topics on {settings.kafka_bootstrap_servers}: "
+            f"{describe(exc)}",
+            file=sys.stderr,
+        )
+        return 1
     for name in sorted(topic_specs(settings)):
         print(f"{'created' if name in created else 'exists '} {name}")
     return 0

@@ -16,7 +16,6 @@ from typing import Any
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from aiokafka.admin import AIOKafkaAdminClient
 
 from streams.demo import free_port
 
@@ -119,26 +118,6 @@ class Deployment:
             text = log.read_text(errors="replace").splitlines()[-lines:]
             out.append(f"--- {log.name}\n" + "\n".join(text))
         return "\n".join(out)
-
-
-async def create_topics(
-    names: Iterable[str], partitions: int, config: Mapping[str, str] | None = None
-) -> None:
-    from aiokafka.admin import NewTopic
-
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap())
-    await admin.start()
-    try:
-        existing = set(await admin.list_topics())
-        new = [
-            NewTopic(n, partitions, 1, topic_configs=dict(config or {}))
-            for n in names
-            if n not in existing
-        ]
-        if new:
-            await admin.create_topics(new)
-    finally:
-        await admin.close()
 
 
 async def produce(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -33,7 +34,7 @@ from streams.demo import (
 from streams.pipeline import Decision, Gate, Source
 from streams.scripted_llm import choose
 from streams.settings import Settings
-from tests.kafka_support import REPO, free_port
+from tests.kafka_support import REPO, PrivateBroker, free_port
 
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 STORIES = {
@@ -353,6 +354,35 @@ def test_demo_runs_every_sample_to_its_expected_outcome() -> None:
     assert "✗" not in table
     assert "records/s" in done.stdout and "worker RSS" in done.stdout
     assert elapsed < 60
+
+
+async def _groups_and_offsets_topic(servers: str) -> tuple[list[Any], bool]:
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=servers)
+    await admin.start()
+    try:
+        groups = await admin.list_consumer_groups()
+        return list(groups), "__consumer_offsets" in await admin.list_topics()
+    finally:
+        await admin.close()
+
+
+@pytest.mark.kafka
+def test_the_first_demo_on_a_broker_started_a_moment_before_passes(tmp_path: Path) -> None:
+    """A fresh clone's first `make demo`: no consumer group, no group coordinator yet."""
+    broker = PrivateBroker(tmp_path / "broker")
+    broker.up()
+    try:
+        groups, has_offsets_topic = asyncio.run(_groups_and_offsets_topic(broker.bootstrap))
+        assert groups == [] and not has_offsets_topic, "the broker is not a fresh one"
+        done = demo_command(broker.bootstrap, timeout=170)
+    finally:
+        broker.down(purge=True)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert "Traceback" not in output
+    assert f"all {len(STORIES)} samples ended as expected" in done.stdout
 
 
 def test_the_demo_starts_a_local_broker_only_for_a_loopback_address() -> None:
