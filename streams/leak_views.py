@@ -24,6 +24,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from html.entities import html5 as html5_entities
 from typing import Final
 
 __all__ = ["View", "decoded_views", "may_hide"]
@@ -42,10 +43,17 @@ _INVISIBLE = re.compile(f"[{_INVISIBLE_CLASS}]++")
 _JSON_ESCAPE = re.compile(
     r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})|\\[\\/]"
 )
-_ENTITY = r"&(?:#[xX][0-9a-fA-F]++;?|#[0-9]++;?|[A-Za-z][A-Za-z0-9]{0,31};?)"
+# Character references: numeric, named with `;`, and the legacy names a browser also reads
+# without one (`&amp`, `&copy`); a bare `&` of a query string is no token at all.
+_LEGACY_NAMES: Final = sorted((k for k in html5_entities if not k.endswith(";")), key=len)[::-1]
+_ENTITY = (
+    r"&(?:#[xX][0-9a-fA-F]++;?|#[0-9]++;?|[A-Za-z][A-Za-z0-9]{0,31};"
+    rf"|(?:{'|'.join(_LEGACY_NAMES)}))"
+)
 _ENTITIES = re.compile(_ENTITY)
 # A tag cannot hold `<` here, so a search from one `<` stops at the next: linear overall.
-_MARKUP = re.compile(rf"<(/?)([A-Za-z][A-Za-z0-9-]*+)(?:[\t\n\f\r /][^<>]*+)?>|{_ENTITY}")
+_TAG_REST = r"(?:[\t\n\f\r /][^<>]*+)?>"
+_MARKUP = re.compile(rf"<(/?)([A-Za-z][A-Za-z0-9-]*+){_TAG_REST}|{_ENTITY}")
 _PERCENT = re.compile(r"%[0-7][0-9A-Fa-f]|(?:%[89A-Fa-f][0-9A-Fa-f])++")
 # Elements that render inline: their tags join the text around them.
 _INLINE_TAGS: Final = frozenset(
@@ -53,6 +61,9 @@ _INLINE_TAGS: Final = frozenset(
     | {"mark", "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "time"}
     | {"tt", "u", "var", "wbr"}
 )
+# The rendered text without the way back, in two C-speed passes: inline tags, then the rest.
+_INLINE_TAG = re.compile(rf"</?(?i:{'|'.join(sorted(_INLINE_TAGS, key=len)[::-1])}){_TAG_REST}")
+_ANY_TAG = re.compile(rf"</?[A-Za-z][A-Za-z0-9-]*+{_TAG_REST}")
 # Beyond this many digits a character reference is out of range whatever it says.
 _MAX_REF_DIGITS = 8
 
@@ -260,16 +271,28 @@ _DECODING: Final = (JSON, JSON, ENTITIES, PERCENT, PERCENT, INVISIBLE)
 _RENDERING: Final = (MARKUP, PERCENT, INVISIBLE)
 
 
-def decoded_views(text: str) -> list[View]:
+def _rendered(text: str) -> str:
+    """The rendering chain's final text, built without offsets (most of it at C speed)."""
+    out = _ANY_TAG.sub("\n", _INLINE_TAG.sub("", text))
+    for stage in (ENTITIES, *_RENDERING[1:]):
+        view = _apply(stage, out, None)
+        out = out if view is None else view.text
+    return out
+
+
+def decoded_views(text: str, worth: Callable[[str], bool] = bool) -> list[View]:
     """Every view of `text` that differs from it: decoded as is, and decoded after rendering
-    markup (only when there is markup to render)."""
+    markup. The rendered chain is built only when there is markup and its text is `worth` it
+    (the masker asks whether any rule could match there): tags are the common case."""
     if not may_hide(text):
         return []
     views = _chain(_DECODING, text, None)
     if "<" in text:
         json_views = [v for v in views if v.stage == "json"]
         base = json_views[-1] if json_views else None
-        rendered = _chain(_RENDERING, base.text if base else text, base)
-        if rendered and rendered[0].stage == "markup" and any(rendered[0]._struct):
-            views += rendered
+        source = base.text if base else text
+        if worth(_rendered(source)):
+            rendered = _chain(_RENDERING, source, base)
+            if rendered and rendered[0].stage == "markup" and any(rendered[0]._struct):
+                views += rendered
     return views

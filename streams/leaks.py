@@ -273,11 +273,15 @@ class Masker:
     def _views_with_hits(self, text: str) -> list[tuple[View, bytes]]:
         """The decoded views of `text` in which the pre-filter finds something."""
         found = []
-        for view in decoded_views(text):
+        for view in decoded_views(text, self._may_match):
             data = view.text.encode("utf-8", "surrogatepass")
             if self._prefilter(data, 0) is not None:
                 found.append((view, data))
         return found
+
+    def _may_match(self, text: str) -> bool:
+        """Does the pre-filter find anything in `text`?"""
+        return self._prefilter(text.encode("utf-8", "surrogatepass"), 0) is not None
 
     def _mask_with_views(
         self, text: str, data: bytes | None, views: list[tuple[View, bytes]]
