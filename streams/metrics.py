@@ -233,6 +233,16 @@ class Metrics:
             "Pending corrections whose deadline passed (a failure notice was sent).",
             registry=reg,
         )
+        self._replayed = Counter(
+            "replygate_replayed_records",
+            "Input records met again after a crash or rebalance (they found their own write).",
+            registry=reg,
+        )
+        self._expired_turns = Counter(
+            "replygate_expired_turns",
+            "Finished turns forgotten after the state horizon (a tombstone was written).",
+            registry=reg,
+        )
         self._processing = Histogram(
             "replygate_processing_seconds",
             "Time to process one consumed record, by topic.",
@@ -334,6 +344,14 @@ class Metrics:
     def correction_expired(self, count: int = 1) -> None:
         if count > 0:
             self._correction_deadline_expired.inc(count)
+
+    def replayed(self, count: int) -> None:
+        if count > 0:
+            self._replayed.inc(count)
+
+    def turns_expired(self, count: int) -> None:
+        if count > 0:
+            self._expired_turns.inc(count)
 
     # --- gauges and histograms -----------------------------------------------------------
     def set_pending_corrections(self, count: int) -> None:

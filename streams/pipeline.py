@@ -36,7 +36,12 @@ Action = Literal[
     "dead_letter",
 ]
 DeadReason = Literal[
-    "not_json", "invalid_envelope", "unknown_contract", "record_too_large", "processing_error"
+    "not_json",
+    "invalid_envelope",
+    "unknown_contract",
+    "record_too_large",
+    "processing_error",
+    "turn_expired",
 ]
 
 # How much of an error list a dead letter's `detail` may carry.
@@ -65,6 +70,8 @@ class Turn:
     platform: str
     contract: str
     attempt: int
+    # The agent's own stamp: how old a reply is when its turn's state is already gone.
+    produced_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,7 +339,12 @@ class Gate:
     ) -> Decision:
         """The decision for an envelope-valid reply; the turn state is the worker's business."""
         turn = Turn(
-            reply.turn_id, reply.conversation_id, reply.platform, reply.contract, reply.attempt
+            reply.turn_id,
+            reply.conversation_id,
+            reply.platform,
+            reply.contract,
+            reply.attempt,
+            reply.produced_at,
         )
         selected, issues = select_reply(reply.output)
         result = (

@@ -18,6 +18,18 @@ from pydantic_settings import (
 
 MiB = 1024 * 1024
 
+EXACTLY_ONCE_REFUSED = (
+    "processing_guarantee=exactly_once is refused: with faust-streaming's transaction manager a "
+    "rebalance loses or repeats outputs (transactions begun for kept partitions, changelog "
+    "recovery failing after reassignment). Use at_least_once (the default): every turn still "
+    "gets exactly one outcome, a repeat is the identical record with the same delivery_id, and "
+    "an endpoint that drops repeats by delivery_id sees it once."
+)
+
+
+class ConfigError(ValueError):
+    """A setting the worker cannot run with; the message says why and what to use."""
+
 
 class TopicNames(BaseModel):
     """Default topic names of records.md; `Settings.topic_prefix` is put before each."""
@@ -101,6 +113,19 @@ class Settings(BaseSettings):
     # Correction loop
     correction_deadline_seconds: float = Field(default=30.0, gt=0, le=3600)
     deadline_scan_interval_seconds: float = Field(default=0.5, gt=0, le=60)
+
+    # Turn state: a finished turn is remembered this long (broker time), then forgotten; a
+    # reply older than this is a dead letter (`turn_expired`), never a second delivery.
+    state_horizon_seconds: float = Field(default=7 * 86400.0, ge=1, le=365 * 86400.0)
+
+    # The hot path: records judged together, written once per turn, acknowledged together.
+    batch_max_records: int = Field(default=500, ge=1, le=100_000)
+    batch_max_wait_seconds: float = Field(default=0.005, gt=0, le=10)
+    producer_linger_ms: int = Field(default=5, ge=0, le=1000)
+    producer_max_batch_bytes: int = Field(default=1 * MiB, ge=16 * 1024)
+    # A send the broker has not acknowledged within this bound stops the worker (exit 1),
+    # unacknowledged input and all: the next owner replays it.
+    send_timeout_seconds: float = Field(default=120.0, gt=0, le=3600)
 
     # Host texts (never model text)
     failure_notice_text: str = (

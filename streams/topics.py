@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
+from streams.batch import deadline_topic
 from streams.kafka_config import aiokafka_options
 from streams.kafka_ready import KafkaNotReady, create_errors, describe, retry, wait_for_leaders
 from streams.settings import Settings
@@ -20,6 +21,8 @@ def topic_specs(settings: Settings) -> dict[str, dict[str, str]]:
         settings.topic(name): dict(INPUT_CONFIG)
         for name in ("replies_raw", "toolcalls_raw", "turns_control")
     }
+    # Deadline events: internal, read with the inputs, timed by the broker like them.
+    specs[deadline_topic(settings)] = dict(INPUT_CONFIG)
     output = {"max.message.bytes": str(settings.max_output_bytes)}
     for name in ("corrections", "toolresults", "dlq"):
         specs[settings.topic(name)] = dict(output)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 
 
@@ -27,6 +28,11 @@ def run_worker(argv: Sequence[str]) -> int:
     config, faust_args = split_config(argv)
     if config is not None:
         os.environ["REPLYGATE_CONFIG_FILE"] = config
+    from streams.settings import EXACTLY_ONCE_REFUSED, load_settings
+
+    if load_settings().processing_guarantee == "exactly_once":
+        print(f"replygate worker: {EXACTLY_ONCE_REFUSED}", file=sys.stderr)
+        return 2
     if not any(a in ("-l", "--loglevel") or a.startswith("--loglevel=") for a in faust_args):
         faust_args = [*faust_args, "--loglevel", os.environ.get("REPLYGATE_LOGLEVEL", "info")]
     from faust.cli.faust import cli

@@ -69,6 +69,8 @@ def exercise(m: Metrics) -> None:
     m.set_pending_corrections(3)
     m.observe_correction_roundtrip(1.5)
     m.correction_expired()
+    m.replayed(4)
+    m.turns_expired(2)
     m.observe_processing("replies.raw", 0.002)
     m.observe_csv_snapshot(2048)
     m.set_consumer_lag({TP("replies.raw", 1): 7})
@@ -91,6 +93,8 @@ EXPECTED = {
         "counter",
         "replygate_correction_deadline_expired_total",
     ),
+    "replygate_replayed_records": ("counter", "replygate_replayed_records_total"),
+    "replygate_expired_turns": ("counter", "replygate_expired_turns_total"),
     "replygate_processing_seconds": ("histogram", "replygate_processing_seconds_bucket"),
     "replygate_csv_snapshot_bytes": ("histogram", "replygate_csv_snapshot_bytes_bucket"),
     "replygate_consumer_lag": ("gauge", "replygate_consumer_lag"),

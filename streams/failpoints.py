@@ -1,0 +1,52 @@
+"""Chosen kill points for crash tests: `REPLYGATE_FAILPOINT=name` or `name@N` (the Nth hit).
+
+A crash test names the point where the worker dies with SIGKILL, so every gap between two
+durable steps is proven, not just the one a random kill happens to hit. Unset: one dict lookup.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+
+log = logging.getLogger("replygate.worker")
+
+# Every point the worker passes through, in the order of one batch.
+POINTS = (
+    "before_state_write",  # the batch is judged; nothing of it is durable
+    "after_state_write",  # its turn state is durable; no output is sent
+    "mid_outputs",  # half of its outputs are acknowledged
+    "after_outputs",  # every output is acknowledged; the input is not
+    "deadline_state_written",  # a deadline's failure notice is decided and its state durable
+    "pending_state_written",  # a correction request's pending state is durable, not yet sent
+    "partitions_revoked",  # a rebalance takes partitions away from this worker
+)
+
+
+def _parse(spec: str) -> tuple[str, int] | None:
+    if not spec:
+        return None
+    name, _, count = spec.partition("@")
+    if name not in POINTS:
+        raise ValueError(f"REPLYGATE_FAILPOINT: unknown point {name!r}; known: {', '.join(POINTS)}")
+    return name, int(count or 1)
+
+
+_armed = _parse(os.environ.get("REPLYGATE_FAILPOINT", ""))
+_hits: dict[str, int] = {}
+
+
+def hit(name: str) -> None:
+    """Die here with SIGKILL if this is the armed point's Nth pass."""
+    if _armed is None or _armed[0] != name:
+        return
+    _hits[name] = _hits.get(name, 0) + 1
+    if _hits[name] == _armed[1]:
+        log.warning("failpoint %s: SIGKILL", name)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def armed(name: str) -> bool:
+    """Whether a test armed this point (some points change the path only when armed)."""
+    return _armed is not None and _armed[0] == name

@@ -1,0 +1,87 @@
+"""Sends that count only once the broker acknowledged them: awaited, retried, or the worker stops.
+
+A Kafka error is never a dead letter: the batch's sends are retried until `send_timeout_seconds`,
+then the process exits without acknowledging its input, so the next owner replays it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+log = logging.getLogger("replygate.worker")
+
+# Faust's producer send: (topic, key, value, partition, timestamp, headers) -> delivery future.
+SendFn = Callable[..., Awaitable[Awaitable[Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Out:
+    """One record to send; `partition` None lets the producer choose by key."""
+
+    topic: str
+    key: bytes | None
+    value: bytes | None
+    partition: int | None = None
+
+
+def fail_stop(reason: str) -> NoReturn:
+    """Exit at once: no finally block may acknowledge a batch that was not written."""
+    log.critical("stopping the worker: %s; its unacknowledged input will be replayed", reason)
+    logging.shutdown()
+    os._exit(1)
+
+
+@dataclass
+class Sender:
+    send: SendFn
+    timeout_seconds: float
+    backoff_seconds: float = 0.5
+
+    async def send_all(self, records: Sequence[Out]) -> list[Any]:
+        """Send every record and await every acknowledgement; return their metadata in order."""
+        results: list[Any] = [None] * len(records)
+        todo = list(range(len(records)))
+        deadline = time.monotonic() + self.timeout_seconds
+        while todo:
+            remaining = deadline - time.monotonic()
+            try:
+                outcomes = await asyncio.wait_for(
+                    self._round([records[i] for i in todo]), remaining
+                )
+            except TimeoutError:
+                fail_stop(f"sends unacknowledged for {self.timeout_seconds:.0f} s")
+            failed = [
+                i for i, o in zip(todo, outcomes, strict=True) if isinstance(o, BaseException)
+            ]
+            for i, outcome in zip(todo, outcomes, strict=True):
+                results[i] = outcome
+            if failed:
+                error = type(results[failed[0]]).__name__
+                log.warning("%d of %d sends failed (%s); retrying", len(failed), len(todo), error)
+                await asyncio.sleep(min(self.backoff_seconds, max(0.0, remaining)))
+            todo = failed
+        return results
+
+    async def _round(self, records: Sequence[Out]) -> list[Any]:
+        """Enqueue in order (per-key order holds), then await every acknowledgement."""
+        futures: list[Awaitable[Any]] = []
+        for record in records:
+            try:
+                futures.append(
+                    await self.send(
+                        record.topic, record.key, record.value, record.partition, None, None
+                    )
+                )
+            except Exception as exc:  # a send refused at once counts as a failed send
+                futures.append(_failed(exc))
+        return list(await asyncio.gather(*futures, return_exceptions=True))
+
+
+async def _failed(exc: Exception) -> Any:
+    raise exc
