@@ -69,6 +69,9 @@ Decisions the spec leaves open:
 - `img src` UUID hex digits may be either case; the extension is lower case. A blank `alt` is
   `invalid_attribute_value`. `b` with neither `class` nor `id` but other attributes gets only
   `disallowed_attribute`; with one of the two, the other is `missing_attribute`.
+- An attribute written twice in one start tag (`<a href=... href=...>`, names compared as the
+  tokenizer lower-cases them) is `duplicate_attribute`, found by the pre-scan (at `html/body`,
+  line:column in the message): the parser keeps the first, other consumers take the last.
 - `footer` counts as inside a blockquote when any ancestor is `div` with class `blockquote`
   (or `blockquote doc-embed`, which then fails `doc_embed_not_empty`).
 """
@@ -359,6 +362,8 @@ class Scan:
     end_tags: int = 0
     too_complex: str | None = None
     too_complex_at: int = 0
+    # Start tags that carry an attribute twice: (offset of the tag, tag name, attribute name).
+    duplicates: list[tuple[int, str, str]] = field(default_factory=list)
     cost: _CostModel = field(default_factory=_CostModel)
 
 
@@ -368,38 +373,60 @@ def _end(pattern: re.Pattern[str], src: str, pos: int) -> int:
     return pos if match is None else match.end()
 
 
-def _read_tag(src: str, pos: int) -> tuple[int, str, int, bool]:
-    """Tokenize one tag from its name: (next position, lower-case name, attributes, complete)."""
+@dataclass(slots=True)
+class _Tag:
+    """One tokenized tag: where the scan goes on, its lower-case name, attributes, and whether
+    it was closed by `>`; `duplicate` is the first attribute name written twice."""
+
+    end: int
+    name: str
+    attrs: int
+    complete: bool
+    duplicate: str | None = None
+
+
+def _read_tag(src: str, pos: int) -> _Tag:
+    """Tokenize one tag from its name (attribute names as the tokenizer lower-cases them)."""
     size = len(src)
     end = _end(_TAG_NAME_RE, src, pos)
-    name = _ascii_lower(src[pos:end])
-    attrs = 0
+    tag = _Tag(end, _ascii_lower(src[pos:end]), 0, False)
+    names: set[str] = set()
     i = end
     while True:
         i = _end(_SKIP_WS_RE, src, i)
         if i >= size:
-            return size, name, attrs, False
+            tag.end = size
+            return tag
         char = src[i]
         if char == ">":
-            return i + 1, name, attrs, True
+            tag.end, tag.complete = i + 1, True
+            return tag
         if char == "/":
             i += 1
             continue
         # An attribute name; its first character may be anything, even `=` or a quote.
+        start = i
         i = _end(_ATTR_NAME_RE, src, i + 1)
-        attrs += 1
-        if attrs > MAX_ATTRIBUTES_PER_TAG:
-            return i, name, attrs, True
+        attr = _ascii_lower(src[start:i])
+        if attr in names and tag.duplicate is None:
+            tag.duplicate = attr
+        names.add(attr)
+        tag.attrs += 1
+        if tag.attrs > MAX_ATTRIBUTES_PER_TAG:
+            tag.end, tag.complete = i, True
+            return tag
         i = _end(_SKIP_WS_RE, src, i)
         if i < size and src[i] == "=":
             i = _end(_SKIP_WS_RE, src, i + 1)
             if i >= size:
-                return size, name, attrs, False
+                tag.end = size
+                return tag
             quote = src[i]
             if quote in "\"'":
                 close = src.find(quote, i + 1)
                 if close < 0:
-                    return size, name, attrs, False
+                    tag.end = size
+                    return tag
                 i = close + 1
             elif quote != ">":
                 i = _end(_UNQUOTED_RE, src, i)
@@ -442,8 +469,9 @@ def scan_source(src: str) -> Scan:
             continue
         if nxt == "/":
             if lt + 2 < size and src[lt + 2].isascii() and src[lt + 2].isalpha():
-                i, name, _attrs, complete = _read_tag(src, lt + 2)
-                if complete:
+                tag = _read_tag(src, lt + 2)
+                i, name = tag.end, tag.name
+                if tag.complete:
                     scan.end_tags += 1
                     scan.cost.end(name)
                     _note_explicit(scan, name, lt)
@@ -453,13 +481,16 @@ def scan_source(src: str) -> Scan:
             close = src.find(">", lt)
             i = size if close < 0 else close + 1
             continue
-        i, name, attrs, complete = _read_tag(src, lt + 1)
-        if not complete:
+        tag = _read_tag(src, lt + 1)
+        i, name = tag.end, tag.name
+        if not tag.complete:
             break
         scan.start_tags += 1
         scan.cost.start(name)
         _note_explicit(scan, name, lt)
-        if attrs > MAX_ATTRIBUTES_PER_TAG:
+        if tag.duplicate is not None and len(scan.duplicates) < MAX_ISSUES:
+            scan.duplicates.append((lt, name, tag.duplicate))
+        if tag.attrs > MAX_ATTRIBUTES_PER_TAG:
             scan.too_complex = (
                 f"a <{name[:40]}> tag has more than {MAX_ATTRIBUTES_PER_TAG} attributes"
             )
@@ -919,6 +950,13 @@ def _check_scan(payload: str, walk: _Walk) -> bool:
                 "document, head or body tags"
             )
         walk.issues.add(_EXPLICIT.get(name, "!doctype"), "disallowed_element", message)
+    for offset, tag, attr in scan.duplicates:
+        walk.issues.add(
+            BODY,
+            "duplicate_attribute",
+            f"<{tag[:40]}> at {_line_col(payload, offset)} has the attribute {attr[:60]!r} "
+            "twice; consumers disagree about which one counts: write it once",
+        )
     if scan.too_complex is not None:
         walk.issues.add(
             BODY,

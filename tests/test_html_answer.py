@@ -38,6 +38,7 @@ KNOWN_CODES = {
     "too_many_errors",
     "disallowed_element",
     "disallowed_attribute",
+    "duplicate_attribute",
     "invalid_attribute_value",
     "missing_attribute",
     "doc_embed_not_empty",
@@ -943,3 +944,47 @@ def test_instructions_are_format_only() -> None:
         "**bold**",
     ):
         assert needle in text
+
+
+# --- duplicated attributes -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("html", "attr"),
+    [
+        (
+            '<p><a class="http-source" target="_blank" href="https://a.example/" '
+            'href="https://b.example/">r</a></p>',
+            "href",
+        ),
+        ('<p id="text-1" ID="text-2">x</p>', "id"),
+        ('<p><b class="info-source" id="doc://docid-1" id=doc://docid-2>[1]</b></p>', "id"),
+        (f'<p>{IMG[:-1]} alt="another">x</p>', "alt"),
+    ],
+)
+def test_duplicated_attributes_are_rejected(html: str, attr: str) -> None:
+    result = run(fence(html))
+    found = [i for i in result.issues if i.code == "duplicate_attribute"]
+    assert result.message is None
+    assert [(i.path, i.code) for i in found] == [("html/body", "duplicate_attribute")]
+    assert f"{attr!r} twice" in found[0].message and "line 1, column " in found[0].message
+
+
+def test_duplicate_attribute_names_the_tag_and_position_only() -> None:
+    secret = "https://user:hunter2@b.example/"
+    link = f'<a class="http-source" target="_blank" href="{secret}" href="{secret}">r</a>'
+    html = f"<p>ok</p>\n<p>{link}</p>"
+    (issue,) = [i for i in run(fence(html)).issues if i.code == "duplicate_attribute"]
+    assert issue.message.startswith("<a> at line 2, column 4 has the attribute 'href' twice")
+    assert "hunter2" not in issue.message
+
+
+def test_same_attribute_on_different_elements_and_end_tags_is_fine() -> None:
+    assert html_issues(f"<p>{A} {A}</p>") == []
+    # Attributes on an end tag are dropped by the tokenizer: nothing for a consumer to pick.
+    assert ("html/body", "duplicate_attribute") not in html_issues('<p id="a">x</p id=1 id=2>')
+
+
+def test_scan_lists_duplicates_in_source_order() -> None:
+    scan = scan_source("<p id=a id=b>x</p><b class=x CLASS=y id=1 id=2>y</b><p>z</p>")
+    assert scan.duplicates == [(0, "p", "id"), (18, "b", "class")]
