@@ -24,6 +24,7 @@ from pydantic import (
 
 from schemas.contract import ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue, child_path, issues_from_validation_error, json_path
+from schemas.json_numbers import wide_integer
 from schemas.records import Context
 
 NAME: Final = "im.segments.v1"
@@ -324,6 +325,9 @@ def parse_reply(reply: ReplyInput) -> tuple[dict[str, Any] | None, Issue | None]
         )
     if not isinstance(value, dict):
         return None, _not_json("must be one JSON object, not an array, string, number or null")
+    wide = wide_integer(text)
+    if wide is not None:
+        return None, wide
     return value, None
 
 

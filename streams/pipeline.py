@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from schemas.contract import ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue, Notice, issues_from_validation_error
+from schemas.json_numbers import wide_integer
 from schemas.records import EMPTY_CONTEXT, Context, ModelOutput, RawReply, ToolCall, TurnControl
 from streams.contracts import build_registry
 from streams.leaks import Masker, MaskHit
@@ -499,10 +500,15 @@ class Gate:
             )
             return self.dead_letter(raw, source, "record_too_large", [issue], fallback_id)
         try:
-            return orjson.loads(raw)
+            value = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             issue = Issue("$", "not_json", f"not one UTF-8 JSON value: {exc}")
             return self.dead_letter(raw, source, "not_json", [issue], fallback_id)
+        # orjson would read it as a float: not a JSON value the gate can carry unchanged.
+        wide = wide_integer(raw)
+        if wide is not None:
+            return self.dead_letter(raw, source, "not_json", [wide], fallback_id)
+        return value
 
     def _deliver(
         self, turn: Turn, message: dict[str, Any], *, corrected: bool, now: datetime
