@@ -60,7 +60,7 @@ def child_path(base: str, *parts: str | int) -> str:
     return base + (tail if tail.startswith("[") else "." + tail)
 
 
-# pydantic's error types, mapped onto our stable codes (unknown types keep their own name).
+# pydantic's error types, mapped onto our stable codes (schemas/codes.py).
 _CODES: dict[str, str] = {
     "extra_forbidden": "unknown_field",
     "missing": "missing_field",
@@ -86,11 +86,19 @@ _UNION_MEMBER_TYPES = {"str", "int", "float", "bool", "none", "list", "dict", "b
 
 
 def _code_for(error_type: str) -> str:
+    """Our stable code for a pydantic error type; one we do not know is `invalid_value`.
+
+    A custom error raised with a registered code as its type (`PydanticCustomError`) keeps it.
+    """
+    from schemas.codes import ISSUE_CODES  # here: `python -m schemas.codes` imports this package
+
     if error_type in _CODES:
         return _CODES[error_type]
     if error_type.endswith("_type") or error_type in ("model_type", "dict_type", "list_type"):
         return "wrong_type"
-    return error_type
+    if error_type in ISSUE_CODES:
+        return error_type
+    return "invalid_value"
 
 
 def issues_from_validation_error(exc: ValidationError, base: str = "$") -> list[Issue]:

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic_core import PydanticCustomError
 
 STRICT = ConfigDict(strict=True, extra="forbid", frozen=True)
 
@@ -15,9 +16,9 @@ def _iso_datetime(value: str) -> str:
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
-        raise ValueError("is not an ISO 8601 timestamp") from None
+        raise PydanticCustomError("invalid_datetime", "is not an ISO 8601 timestamp") from None
     if parsed.tzinfo is None:
-        raise ValueError("has no time zone (use Z or +00:00)")
+        raise PydanticCustomError("invalid_datetime", "has no time zone (use Z or +00:00)")
     return value
 
 
@@ -170,7 +171,12 @@ class DeadLetter(Record):
     partition: Annotated[int, Field(ge=-1)]
     offset: Annotated[int, Field(ge=-1)]
     reason: Literal[
-        "not_json", "invalid_envelope", "unknown_contract", "record_too_large", "processing_error"
+        "not_json",
+        "invalid_envelope",
+        "unknown_contract",
+        "record_too_large",
+        "processing_error",
+        "turn_expired",
     ]
     detail: str
     record: str

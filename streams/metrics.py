@@ -26,6 +26,8 @@ from prometheus_client import (
 )
 from prometheus_client.exposition import choose_encoder
 
+from schemas.codes import ISSUE_CODES, NOTICE_REASONS
+
 if TYPE_CHECKING:
     from streams.settings import Settings
 
@@ -48,47 +50,11 @@ OUTCOMES: Final = frozenset(get_args(Outcome))
 
 BUILTIN_CONTRACTS: Final = ("im.segments.v1", "assistant.html.v1", "kandev.rich_output.v1")
 
-# Stable issue codes known here (schemas/errors.py and the spec); the worker may pass more.
-DEFAULT_VALIDATION_CODES: Final = frozenset(
-    {
-        # schemas/errors.py
-        "unknown_field",
-        "missing_field",
-        "wrong_type",
-        "too_short",
-        "too_long",
-        "invalid_value",
-        "not_finite",
-        "out_of_range",
-        "invalid_format",
-        "invalid_url",
-        "invalid_datetime",
-        # contracts.md
-        "not_json",
-        "not_fenced",
-        "unknown_mention_target",
-        "non_canonical_uri",
-        "missing_element_ids",
-        "unknown_element_id",
-        "markdown_shorthand",
-        # records.md dead-letter reasons
-        "invalid_envelope",
-        "unknown_contract",
-        "record_too_large",
-    }
-)
-
-DEFAULT_NOTICE_REASONS: Final = frozenset(
-    {
-        "attachment_oversized",
-        "attachment_undecodable",
-        "attachment_unreadable",
-        "attachment_outside_root",
-        "attachment_not_regular_file",
-        "attachment_wrong_kind",
-        "attachment_missing",
-    }
-)
+# Label values for validation error codes and attachment notices: every code replygate emits
+# (schemas/codes.py, the registry the error-code catalogue is generated from). The worker adds
+# a deployment's own codes; anything else is `other`.
+DEFAULT_VALIDATION_CODES: Final = frozenset(ISSUE_CODES)
+DEFAULT_NOTICE_REASONS: Final = frozenset(NOTICE_REASONS)
 
 # 0.5 ms .. 1 s: one record's processing time in the pipeline.
 PROCESSING_BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)

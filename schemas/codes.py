@@ -1,0 +1,438 @@
+"""Every stable code replygate emits, in one registry: error codes, dead-letter and notice reasons.
+
+The metrics allow-lists (`streams/metrics.py`), the catalogue `docs/error-codes.md` and the tests
+read this table, so a code is named, explained and counted in one place. A code that is not
+here is a bug: `tests/test_codes.py` scans the code base for codes it emits.
+
+`python -m schemas.codes` rewrites `docs/error-codes.md`; `--check` says whether it is current.
+Pure: no Kafka, no I/O outside `main`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+# Where a code comes from: a reply contract, every contract, or the record around the reply.
+IM: Final = "im.segments.v1"
+HTML: Final = "assistant.html.v1"
+RICH: Final = "kandev.rich_output.v1"
+ANY: Final = "any contract"
+SELECT: Final = "reply selection"
+RECORD: Final = "record"
+
+CATALOGUE: Final = Path(__file__).resolve().parent.parent / "docs" / "error-codes.md"
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    """One stable code: who emits it, what it means, and a message as a person would see it."""
+
+    name: str
+    where: tuple[str, ...]
+    meaning: str
+    example_path: str = "$"
+    example: str = ""
+
+
+class UnknownCode(KeyError):
+    """A code that is not in the registry: add it here (and regenerate the catalogue)."""
+
+
+def _table(*codes: Code) -> Mapping[str, Code]:
+    """Codes by name; a repeated name is a mistake in this file, caught at import."""
+    table: dict[str, Code] = {}
+    for code in codes:
+        if code.name in table:
+            raise ValueError(f"code {code.name!r} is registered twice")
+        table[code.name] = code
+    return table
+
+
+def _c(name: str, where: str | tuple[str, ...], meaning: str, path: str, example: str) -> Code:
+    return Code(name, (where,) if isinstance(where, str) else where, meaning, path, example)
+
+
+# ---- error codes (`errors[].code` in check lines, CorrectionRequests and dead letters) -------
+
+# fmt: off
+ISSUE_CODES: Final = _table(
+    # Structure, for every contract (pydantic's checks and our own, mapped onto one vocabulary).
+    _c("unknown_field", (ANY, RECORD), "A key that the closed object does not list.",
+       "segments[0].data.colour", "is not a field of this closed object"),
+    _c("missing_field", (ANY, RECORD), "A required key is absent.",
+       "segments[0].data", "is required"),
+    _c("wrong_type", (ANY, RECORD),
+       "A value of the wrong JSON type: no coercion, so `\"1\"` is not a number, `1` not a "
+       "string and `true` not a number.",
+       "segments[0].data.text", "Input should be a valid string"),
+    _c("too_short", (ANY, RECORD), "A string or list shorter than its minimum (code points).",
+       "title", "String should have at least 1 character"),
+    _c("too_long", (ANY, RECORD),
+       "A string or list longer than its maximum (code points), or a reply over the size the "
+       "contract accepts.",
+       "title", "String should have at most 120 characters"),
+    _c("invalid_value", (ANY, RECORD),
+       "A value outside its closed set (a literal or enum), or a value its own check refused.",
+       "version", "Input should be 1"),
+    _c("integer_out_of_range", (IM, RECORD),
+       "An integer literal outside 64 bits, which JSON readers would silently turn into a "
+       "float: refused (send it as a string). In a whole record: a `not_json` dead letter.",
+       "$",
+       "the integer at character 41 has 30 digits, beyond the 64-bit range it could be "
+       "carried in exactly; send it as a string"),
+    _c("not_finite", (ANY,), "A number that is NaN or infinite.",
+       "blocks[0].series[0].values[2]", "Input should be a finite number"),
+    _c("out_of_range", (ANY, RECORD), "A number outside its bounds (e.g. `attempt` is 0 or 1).",
+       "attempt", "Input should be less than or equal to 1"),
+    _c("invalid_format", (ANY, RECORD), "A string that does not match its pattern.",
+       "platform", "String should match pattern '^[a-z0-9][a-z0-9_-]*$'"),
+    _c("invalid_url", (ANY, IM), "Not an absolute http:// or https:// URL with a host.",
+       "segments[2].data.url", "must be an absolute http:// or https:// URL with a host"),
+    _c("invalid_datetime", (RECORD,), "A timestamp that is not ISO 8601 with a time zone.",
+       "produced_at", "has no time zone (use Z or +00:00)"),
+    _c("too_many_errors", (IM, HTML),
+       "The list of errors was cut: only the first ones are listed, fix them and resend.",
+       "$", "more than 100 errors; only the first 100 are listed"),
+    _c("not_json", (IM, RICH, RECORD),
+       "Not exactly one JSON value: a Markdown fence, prose around the JSON, two objects, "
+       "NaN/Infinity, or bytes that are not UTF-8 JSON.",
+       "$",
+       "must be exactly one JSON object and nothing else: no Markdown fence, no text around "
+       "it, no second value (unexpected character, expected a JSON value: line 1 column 1 "
+       "(char 0))"),
+    # Where the reply comes from (every reply contract).
+    _c("ambiguous_reply", SELECT, "Both a `json` tool call and `output.text`: which one counts?",
+       "output",
+       "both a json tool call and output.text are present; send the reply in one of them"),
+    _c("missing_reply", SELECT, "Neither a `json` tool call nor `output.text`.",
+       "output", "there is neither a json tool call nor output.text"),
+    _c("multiple_json_tool_calls", SELECT, "More than one tool call named `json`.",
+       "output.tool_calls", "2 tool calls are named json; send the reply in exactly one"),
+    _c("invalid_reply", SELECT,
+       "A contract said no without saying why (a registered contract's bug); still corrected.",
+       "$", "the reply is invalid"),
+    # im.segments.v1
+    _c("unknown_segment_type", IM, "A segment `type` outside the closed list.",
+       "segments[1].type",
+       "is not a segment type; use one of text, markdown, mention, image, audio, video, "
+       "file, reply, forward, face, dice, rps, share"),
+    _c("unknown_mention_target", IM,
+       "A mention of someone who is neither `context.sender_id` nor in `context.members`.",
+       "segments[1].data.target",
+       "is not the sender or a member of this conversation; mention only a given user ID, "
+       "exactly as given"),
+    # assistant.html.v1
+    _c("not_fenced", HTML,
+       "The answer is not exactly one ```html fence (plus the optional trailing line): text "
+       "before or after it, no fence, or a fence never closed.",
+       "$",
+       "the answer must start with a Markdown code fence labelled html (```html); found "
+       "other text before it"),
+    _c("wrong_transport", HTML, "The HTML came as a `json` tool call; this contract takes text.",
+       "$", "this contract takes a text answer (a ```html fence), not a json tool call"),
+    _c("empty_html", HTML, "The fence holds no HTML.",
+       "html/body", "the ```html fence holds no HTML"),
+    _c("disallowed_element", HTML,
+       "An element outside the allowed list, a comment, or an explicit html/head/body/doctype.",
+       "html/body/script[1]",
+       "<script> is not allowed (allowed: a b br code div em footer h1 h2 h3 h4 h5 h6 i img "
+       "li ol p pre s strong sub sup table tbody td th thead tr u ul)"),
+    _c("disallowed_attribute", HTML, "An attribute the element may not have.",
+       "html/body/p[1]@style", "<p> may not have this attribute (allowed: id)"),
+    _c("duplicate_attribute", HTML,
+       "The same attribute twice on one tag: consumers disagree about which one counts.",
+       "html/body",
+       "<a> at 3:5 has the attribute 'href' twice; consumers disagree about which one "
+       "counts: write it once"),
+    _c("missing_attribute", HTML, "A required attribute is absent (e.g. `a` without `href`).",
+       "html/body/p[1]/a[1]@target", 'is required: target="_blank"'),
+    _c("invalid_attribute_value", HTML,
+       "An attribute with the wrong value: a class or target not exactly as listed, a bad "
+       "image source, a blank alt, an element ID outside [A-Za-z0-9_-].",
+       "html/body/p[1]/a[1]@class", "is 'link'; must be exactly \"http-source\""),
+    _c("footer_outside_blockquote", HTML, '`footer` outside `div class="blockquote"`.',
+       "html/body/footer[1]", '<footer> is only allowed inside <div class="blockquote">'),
+    _c("doc_embed_not_empty", HTML, 'A `div class="blockquote doc-embed"` with content.',
+       "html/body/div[1]", 'a <div class="blockquote doc-embed"> must be empty'),
+    _c("invalid_character", HTML,
+       "A control character or lone surrogate in the HTML (the parser would drop or change "
+       "it, so what is delivered would not be what was checked).",
+       "html/body", "contains the control character U+0007 at 2:14 of the HTML; remove it"),
+    _c("too_complex", HTML,
+       "Too many elements or attributes, nesting too deep, or markup whose parse would "
+       "explode: refused before parsing.",
+       "html/body", "more than 10000 elements"),
+    _c("markdown_shorthand", HTML,
+       "Markdown in the text (**bold**, __bold__, [text](url), ![alt](url), '# ' headings, "
+       "fences): it is not rendered here.",
+       "html/body/p[1]/text()[1]", "Markdown is not rendered here: **bold**"),
+    _c("invalid_uri", HTML, "A cited URI that is not one of the canonical forms.",
+       "html/body/div[1]@data-source",
+       "is not skill://SkillName/INSTANCE"),
+    _c("non_canonical_uri", HTML, "A bare `docid-...` inside an attribute, not a doc:// URI.",
+       "html/body/div[1]@data-source",
+       "is a bare doc reference; write it as doc://docid-113-c0"),
+    _c("missing_element_ids", HTML,
+       "A cited fragment whose element IDs are known, cited without `?id=`.",
+       "html/body/b[1]@id",
+       "doc://docid-17-c2-p3 cites a fragment whose element IDs are known; add ?id= with "
+       "the IDs you used (one of text-21, text-22)"),
+    _c("unknown_element_id", HTML, "A cited element ID that the fragment does not contain.",
+       "html/body/b[1]@id",
+       "doc://docid-17-c2-p3?id=text-99: element ID 'text-99' is not in fragment "
+       "docid-17-c2-p3 (known: text-21, text-22)"),
+    # kandev.rich_output.v1: the arguments
+    _c("too_large", RICH, "The arguments are over 64 KiB as UTF-8 JSON.",
+       "$", "is 70000 bytes as UTF-8 JSON; the limit is 65536"),
+    _c("unknown_block_type", RICH, "A block `type` other than file, chart or metrics.",
+       "blocks[0].type", "must be one of 'file', 'chart', 'metrics'"),
+    _c("missing_chart_data", RICH, "A chart with neither inline data nor csv.",
+       "blocks[0]", "needs its data: either labels and series, or csv"),
+    _c("ambiguous_chart_data", RICH, "A chart with both inline data and csv.",
+       "blocks[0]",
+       "has both inline data (labels/series) and csv; give exactly one of them"),
+    _c("length_mismatch", RICH, "An inline series whose `values` are not as many as `labels`.",
+       "blocks[0].series[1].values",
+       "has 3 values but there are 4 labels; give one value per label"),
+    _c("not_csv_path", RICH, "A chart's csv path that does not end in .csv.",
+       "blocks[0].csv.path", "must name a file ending in .csv"),
+    # kandev.rich_output.v1: workspace paths
+    _c("blank_path", RICH, "An empty or whitespace-only path.",
+       "blocks[0].path", "must name a file: it is empty or only whitespace"),
+    _c("nul_in_path", RICH, "A path containing NUL.",
+       "blocks[0].path", "must not contain a NUL character"),
+    _c("absolute_path", RICH, "A path starting with / (once \\ is read as /).",
+       "blocks[0].path", "must be relative to the workspace; it starts with '/' or '\\'"),
+    _c("url_path", RICH, "A path containing `://`.",
+       "blocks[0].path", "must be a workspace path, not a URL ('://')"),
+    _c("data_uri_path", RICH, "A path starting with `data:`.",
+       "blocks[0].path", "must be a workspace path, not a data: URI"),
+    _c("drive_letter_path", RICH, "A path starting with a drive letter (`C:`).",
+       "blocks[0].path", "must be relative; it starts with a drive letter"),
+    _c("parent_segment", RICH, "A path with a `..` segment.",
+       "blocks[0].csv.path", "must not contain a '..' segment (it leaves the folder)"),
+    _c("empty_path_after_cleaning", RICH, "A path that cleans to `.` (the folder itself).",
+       "blocks[0].path", "must name a file; it cleans to '.' (the folder itself)"),
+    _c("not_single_folder", RICH, "A ToolCall `workspace` that is not one folder name.",
+       "workspace", "must be one folder name, without '/' or '\\'"),
+    # kandev.rich_output.v1: the tool call and its workspace
+    _c("unknown_tool", RICH, "A ToolCall for a tool this gate does not serve.",
+       "tool", "this gate only serves show_rich_output_kandev"),
+    _c("workspace_unavailable", RICH, "The workspace folder cannot be opened.",
+       "workspace", "cannot be opened: [Errno 2] No such file or directory"),
+    _c("workspace_outside_root", RICH, "The workspace resolves outside the workspaces root.",
+       "workspace", "resolves outside the workspaces root"),
+    # kandev.rich_output.v1: reading a chart's CSV (path: the block's csv.path)
+    _c("csv_not_found", RICH, "No such file in the workspace.",
+       "blocks[0].csv.path", "no such file in the workspace"),
+    _c("csv_outside_workspace", RICH, "The real path (symlinks resolved) leaves the workspace.",
+       "blocks[0].csv.path", "the real path (symlinks resolved) leaves the workspace"),
+    _c("csv_symlink_loop", RICH, "The path runs into a symlink loop.",
+       "blocks[0].csv.path", "the path runs into a symlink loop"),
+    _c("csv_not_regular_file", RICH, "Not a regular file (a folder, a FIFO, a device).",
+       "blocks[0].csv.path", "is not a regular file"),
+    _c("csv_changed_during_read", RICH, "The file was swapped while it was being opened.",
+       "blocks[0].csv.path", "the file was replaced while opening it"),
+    _c("csv_unreadable", RICH, "The file cannot be opened or read.",
+       "blocks[0].csv.path", "the file cannot be opened: Permission denied"),
+    _c("csv_too_large", RICH, "The file is over the CSV limit (256 KiB by default).",
+       "blocks[0].csv.path", "is larger than 262144 bytes"),
+    _c("csv_nul_byte", RICH, "A NUL byte in the file.",
+       "blocks[0].csv.path", "has a NUL byte at byte 17 (line 2)"),
+    _c("csv_invalid_utf8", RICH, "The file is not UTF-8 text.",
+       "blocks[0].csv.path", "is not valid UTF-8 at byte 40 (line 3)"),
+    _c("csv_malformed", RICH, "CSV syntax the reader cannot follow (e.g. a stray quote).",
+       "blocks[0].csv.path", "line 4: unexpected end of data"),
+    _c("csv_field_too_large", RICH, "One field longer than the CSV field limit.",
+       "blocks[0].csv.path", "line 2, column 1: a field longer than 131072 characters"),
+    _c("csv_too_many_columns", RICH, "A row with more columns than the limit.",
+       "blocks[0].csv.path", "line 1 has 16385 fields; at most 16384"),
+    _c("csv_empty", RICH, "An empty file: no header, no rows.",
+       "blocks[0].csv.path", "is empty: it needs a header row and 1-100 data rows"),
+    _c("csv_blank_header", RICH, "A header name that is blank after trimming.",
+       "blocks[0].csv.path", "header (line 1) column 3 is blank"),
+    _c("csv_duplicate_header", RICH, "The same header name twice.",
+       "blocks[0].csv.path", "header (line 1) names 'month' twice: columns 1 and 4"),
+    _c("csv_no_rows", RICH, "A header but no data rows.",
+       "blocks[0].csv.path", "has a header but no data rows (1-100)"),
+    _c("csv_too_many_rows", RICH, "More than 100 data rows.",
+       "blocks[0].csv.path", "has more than 100 data rows (line 102)"),
+    _c("csv_ragged_row", RICH, "A row with a different number of fields than the header.",
+       "blocks[0].csv.path", "data row 3 (line 4) has 2 fields; the header has 3"),
+    _c("csv_unknown_column", RICH, "`x_column` or a series `column` that is not a header.",
+       "blocks[0].csv.series[0].column", "'revenue' is not a header of the CSV"),
+    _c("csv_blank_label", RICH, "An x_column cell that is blank after trimming.",
+       "blocks[0].csv.path", "data row 2 (line 3), column 1 ('month'): the label is blank"),
+    _c("csv_label_too_long", RICH, "An x_column cell longer than 120 code points.",
+       "blocks[0].csv.path",
+       "data row 2 (line 3), column 1 ('month'): the label has 150 characters; at most 120"),
+    _c("csv_invalid_number", RICH, "A series cell that is neither empty nor a number.",
+       "blocks[0].csv.path",
+       "data row 2 (line 3), column 2 ('sales'): 'n/a' is not a number (JSON syntax: 12, "
+       "-3.5, 1e6)"),
+    _c("csv_not_finite", RICH, "A series cell that is NaN or infinite.",
+       "blocks[0].csv.path",
+       "data row 2 (line 3), column 2 ('sales'): is too large to be a finite number"),
+    _c("snapshot_too_large", RICH, "The CSV snapshot is over 64 KiB as JSON.",
+       "$", "the CSV snapshot is 70000 bytes as JSON; the limit is 65536"),
+    # The record around the reply (these end as dead letters, not corrections).
+    _c("unknown_record", RECORD, "A `check` line with neither `turn_id` nor `call_id`.",
+       "$", "a record needs turn_id (reply) or call_id (tool)"),
+    _c("unknown_platform", RECORD, "A platform that this deployment does not serve.",
+       "platform", "'fax' is not configured"),
+    _c("unknown_contract", RECORD, "A contract that is not registered.",
+       "contract", "'im.segments.v9' is not registered"),
+    _c("record_too_large", RECORD, "A record over `max_record_bytes`.",
+       "$", "2000000 bytes; the limit is 1048576"),
+    _c("processing_error", RECORD,
+       "The gate itself failed on the record (a bug, or a registered contract that raised); "
+       "only the exception's type is said.",
+       "$", "the gate failed: RuntimeError"),
+    _c("turn_expired", RECORD,
+       "A reply older than the state horizon, for a turn the gate no longer remembers.",
+       "produced_at",
+       "the reply is older than the state horizon: its turn may already be finished"),
+)
+
+
+# ---- dead-letter reasons (`DeadLetter.reason`) --------------------------------------------
+
+DEAD_LETTER_REASONS: Final = _table(
+    _c("not_json", RECORD, "The bytes are not one UTF-8 JSON value.", "", ""),
+    _c("invalid_envelope", RECORD,
+       "JSON, but not a valid RawReply, ToolCall or TurnControl (or an unknown platform).",
+       "", ""),
+    _c("unknown_contract", RECORD, "The reply names a contract that is not registered.", "", ""),
+    _c("record_too_large", RECORD, "The record is over `max_record_bytes`.", "", ""),
+    _c("processing_error", RECORD, "The gate failed on the record; the worker carried on.",
+       "", ""),
+    _c("turn_expired", RECORD, "The reply is older than the state horizon.", "", ""),
+)
+
+
+# fmt: on
+
+# ---- attachment notice reasons (`Delivery.notices[].reason`, im.segments.v1) ----------------
+
+# fmt: off
+NOTICE_REASONS: Final = _table(
+    _c("attachment_undecodable", IM, "`base64` media that does not decode strictly.", "", ""),
+    _c("attachment_unreadable", IM, "A `path` that does not exist or cannot be read.", "", ""),
+    _c("attachment_outside_root", IM, "A `path` whose real path leaves the media root.", "", ""),
+    _c("attachment_wrong_kind", IM,
+       "Bytes whose magic number is not of the segment's kind (a text file as an image).",
+       "", ""),
+    _c("attachment_oversized", IM, "Media over `max_attachment_bytes`.", "", ""),
+)
+# fmt: on
+
+
+def issue_code(name: str) -> str:
+    """`name` itself when registered; an `UnknownCode` otherwise (for checks and the tests)."""
+    if name not in ISSUE_CODES:
+        raise UnknownCode(name)
+    return name
+
+
+def unregistered(names: Iterable[str], table: Mapping[str, Code] = ISSUE_CODES) -> list[str]:
+    """The names the table does not know, sorted (empty when every one is registered)."""
+    return sorted(set(names) - set(table))
+
+
+# ---- the catalogue ---------------------------------------------------------------------------
+
+_SECTIONS: Final = (
+    (ANY, "Every contract"),
+    (SELECT, "Where the reply comes from (every contract)"),
+    (IM, f"`{IM}`"),
+    (HTML, f"`{HTML}`"),
+    (RICH, f"`{RICH}`"),
+    (RECORD, "The record around the reply"),
+)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _rows(codes: Sequence[Code], with_example: bool) -> list[str]:
+    if with_example:
+        lines = ["| code | also in | meaning | example (`path`: message) |", "|---|---|---|---|"]
+    else:
+        lines = ["| reason | meaning |", "|---|---|"]
+    for code in codes:
+        if with_example:
+            also = ", ".join(f"`{w}`" if "." in w else w for w in code.where[1:]) or ""
+            example = f"`{code.example_path}`: {code.example}"
+            lines.append(f"| `{code.name}` | {also} | {_cell(code.meaning)} | {_cell(example)} |")
+        else:
+            lines.append(f"| `{code.name}` | {_cell(code.meaning)} |")
+    return lines
+
+
+def catalogue() -> str:
+    """docs/error-codes.md, from the registry alone (the test compares it with the file)."""
+    out = [
+        "# Error codes",
+        "",
+        "<!-- Generated by `python -m schemas.codes` from schemas/codes.py: edit that file, "
+        "not this one. -->",
+        "",
+        "Every error replygate reports is `{path, code, message}`: a JSON path (or an HTML "
+        "location), one of the stable codes below, and a message a person can act on. The "
+        "codes are stable; the messages may be reworded. A code is listed once, under where "
+        "it is mostly emitted; `also in` names the other places. The rules behind them are in "
+        "[contracts.md](contracts.md) and [records.md](records.md).",
+        "",
+        f"{len(ISSUE_CODES)} error codes, {len(DEAD_LETTER_REASONS)} dead-letter reasons, "
+        f"{len(NOTICE_REASONS)} attachment notice reasons. The worker counts each error in "
+        "`replygate_validation_errors_total{contract, code}`; every code here is a label value "
+        "of its own (anything else, e.g. from a deployment's own contract, is `other`).",
+    ]
+    for key, title in _SECTIONS:
+        codes = [c for c in ISSUE_CODES.values() if c.where[0] == key]
+        out += ["", f"## {title}", "", *_rows(codes, with_example=True)]
+    out += [
+        "",
+        "## Dead-letter reasons",
+        "",
+        "`DeadLetter.reason` on `replies.dlq`, for records that cannot be processed at all; "
+        "`detail` lists the error codes above.",
+        "",
+        *_rows(list(DEAD_LETTER_REASONS.values()), with_example=False),
+        "",
+        "## Attachment notice reasons",
+        "",
+        f"`Delivery.notices[].reason` (`{IM}`): the attachment was replaced by the configured "
+        "notice text and the reply was still delivered; not an error.",
+        "",
+        *_rows(list(NOTICE_REASONS.values()), with_example=False),
+    ]
+    return "\n".join(out) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write docs/error-codes.md; with `--check`, exit 1 (and say so) when it is out of date."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    text = catalogue()
+    if args == ["--check"]:
+        current = CATALOGUE.read_text(encoding="utf-8") if CATALOGUE.exists() else ""
+        if current != text:
+            print(f"{CATALOGUE} is out of date: run `python -m schemas.codes`", file=sys.stderr)
+            return 1
+        return 0
+    if args:
+        print("usage: python -m schemas.codes [--check]", file=sys.stderr)
+        return 2
+    CATALOGUE.parent.mkdir(parents=True, exist_ok=True)
+    CATALOGUE.write_text(text, encoding="utf-8")
+    print(f"wrote {CATALOGUE} ({len(ISSUE_CODES)} codes)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
