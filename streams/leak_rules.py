@@ -19,6 +19,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from streams.leak_views import decoded_text
+
 # (secret, match text before it, match text after it) -> True when the match is not a secret.
 Reject = Callable[[str, str, str], bool]
 
@@ -84,10 +86,18 @@ _PATHLIKE = re.compile(r"(?:/|\./|\.\./|~/|[A-Za-z]:\\|\\\\)")
 _QUOTES = ('"', "'", "`")
 
 
-def is_placeholder(value: str) -> bool:
-    """True for values that stand for a secret rather than being one (`${X}`, `<key>`, `***`)."""
-    v = value.strip()
+def _stands_for_a_secret(v: str) -> bool:
     return not v or _PLACEHOLDER.fullmatch(v) is not None or _INDIRECT.match(v) is not None
+
+
+def is_placeholder(value: str) -> bool:
+    """True for values that stand for a secret rather than being one (`${X}`, `<key>`, `***`),
+    also when written with escapes or references (`&lt;key&gt;`, `&#42;&#42;&#42;`)."""
+    v = value.strip()
+    if _stands_for_a_secret(v):
+        return True
+    decoded = decoded_text(v)
+    return decoded != v and _stands_for_a_secret(decoded.strip())
 
 
 def _looks_like_word(value: str) -> bool:

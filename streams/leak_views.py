@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from html.entities import html5 as html5_entities
 from typing import Final
 
-__all__ = ["View", "decoded_views", "may_hide"]
+__all__ = ["View", "decoded_text", "decoded_views", "may_hide"]
 
 # Characters that render as nothing, or join or split text invisibly: Unicode Cf (soft hyphen,
 # zero-width space/joiners, bidi controls, word joiner, BOM, tags), plus the fillers and
@@ -52,8 +52,28 @@ _ENTITY = (
 )
 _ENTITIES = re.compile(_ENTITY)
 # A tag cannot hold `<` here, so a search from one `<` stops at the next: linear overall.
+# HTML elements: only their tags are markup; `<password>` or `<T>` in prose or code stay text.
+_HTML_TAGS: Final = frozenset(
+    {"a", "abbr", "address", "area", "article", "aside", "audio", "b", "bdi", "bdo", "big"}
+    | {"blockquote", "body", "br", "button", "canvas", "caption", "center", "cite", "code"}
+    | {"col", "colgroup", "data", "datalist", "dd", "del", "details", "dfn", "dialog", "div"}
+    | {"dl", "dt", "em", "fieldset", "figcaption", "figure", "font", "footer", "form", "h1"}
+    | {"h2", "h3", "h4", "h5", "h6", "head", "header", "hgroup", "hr", "html", "i", "img"}
+    | {"input", "ins", "kbd", "label", "legend", "li", "main", "mark", "menu", "nav", "nobr"}
+    | {"ol", "optgroup", "option", "output", "p", "picture", "pre", "q", "rp", "rt", "ruby"}
+    | {"s", "samp", "section", "select", "small", "span", "strike", "strong", "sub"}
+    | {"summary", "sup", "table", "tbody", "td", "textarea", "tfoot", "th", "thead", "time"}
+    | {"tr", "tt", "u", "ul", "var", "wbr"}
+)
 _TAG_REST = r"(?:[\t\n\f\r /][^<>]*+)?>"
-_MARKUP = re.compile(rf"<(/?)([A-Za-z][A-Za-z0-9-]*+){_TAG_REST}|{_ENTITY}")
+
+
+def _names(names: frozenset[str]) -> str:
+    """An alternation of tag names, longest first, matched in any case."""
+    return "(?i:" + "|".join(sorted(names, key=lambda n: (-len(n), n))) + ")"
+
+
+_MARKUP = re.compile(rf"<(/?)({_names(_HTML_TAGS)}){_TAG_REST}|{_ENTITY}")
 _PERCENT = re.compile(r"%[0-7][0-9A-Fa-f]|(?:%[89A-Fa-f][0-9A-Fa-f])++")
 # Elements that render inline: their tags join the text around them.
 _INLINE_TAGS: Final = frozenset(
@@ -62,8 +82,8 @@ _INLINE_TAGS: Final = frozenset(
     | {"tt", "u", "var", "wbr"}
 )
 # The rendered text without the way back, in two C-speed passes: inline tags, then the rest.
-_INLINE_TAG = re.compile(rf"</?(?i:{'|'.join(sorted(_INLINE_TAGS, key=len)[::-1])}){_TAG_REST}")
-_ANY_TAG = re.compile(rf"</?[A-Za-z][A-Za-z0-9-]*+{_TAG_REST}")
+_INLINE_TAG = re.compile(rf"</?{_names(_INLINE_TAGS)}{_TAG_REST}")
+_ANY_TAG = re.compile(rf"</?{_names(_HTML_TAGS)}{_TAG_REST}")
 # Beyond this many digits a character reference is out of range whatever it says.
 _MAX_REF_DIGITS = 8
 
@@ -269,6 +289,12 @@ def _chain(stages: Sequence[_Stage], text: str, source: View | None) -> list[Vie
 
 _DECODING: Final = (JSON, JSON, ENTITIES, PERCENT, PERCENT, INVISIBLE)
 _RENDERING: Final = (MARKUP, PERCENT, INVISIBLE)
+
+
+def decoded_text(text: str) -> str:
+    """`text` as a reader ends up reading it (the decoding chain, no offsets kept)."""
+    views = _chain(_DECODING, text, None) if may_hide(text) else []
+    return views[-1].text if views else text
 
 
 def _rendered(text: str) -> str:

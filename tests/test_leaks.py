@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import html
 import json
 import random
+import re
 import string
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,8 +23,11 @@ from pydantic import SecretStr
 
 from streams import leaks
 from streams.leak_rules import BUILTIN_RULES, is_placeholder
+from streams.leak_views import decoded_views, may_hide
 from streams.leaks import BUILTIN_RULE_IDS, LeakRuleError, Masker, MaskHit
+from streams.pipeline import Gate
 from streams.settings import Settings
+from tests.samples import html_reply, raw_reply
 
 CORPUS = Path(__file__).parent / "leak_corpus"
 MASKER = Masker()
@@ -901,3 +910,225 @@ def test_corpus_recall_and_false_positive_rate() -> None:
 def test_corpus_values_are_not_placeholders() -> None:
     # The corpus' secrets are fakes in the real format, never placeholder-looking values.
     assert not any(is_placeholder(row["secret"]) for row in _load("secrets.jsonl"))
+
+
+# --- decoded views: what the reader sees ---------------------------------------------------------
+
+INVISIBLES = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2062"
+
+
+def reader(text: str) -> str:
+    """What a consumer ends up reading, decoded independently of the masker: JSON `\\u` escapes
+    (twice), tags dropped, character references, percent-escapes (twice), no Cf characters."""
+    for _ in range(2):
+        text = re.sub(
+            r"\\\\|\\u([0-9a-fA-F]{4})", lambda m: chr(int(m[1], 16)) if m[1] else "\\", text
+        )
+    text = html.unescape(re.sub(r"</?[A-Za-z][^<>]*>", "", text))
+    text = unquote(unquote(text))
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
+def _entity_inner(secret: str, rng: random.Random) -> str:
+    i = rng.randrange(1, len(secret) - 1)
+    named = {"_": "&lowbar;", ".": "&period;", "-": "&#45;", ":": "&colon;", "/": "&sol;"}
+    ref = named.get(secret[i], f"&#{ord(secret[i])};")
+    return f"&#x{ord(secret[0]):x};" + secret[1:i] + ref + secret[i + 1 :]
+
+
+def _insert(chars: str) -> Callable[[str, random.Random], str]:
+    def encode(secret: str, rng: random.Random) -> str:
+        i = rng.randrange(1, len(secret))
+        return secret[:i] + rng.choice(chars) + secret[i:]
+
+    return encode
+
+
+# Evasion forms: how a secret is written so that its characters no longer spell it, though every
+# reader decodes it at once. tests/leak_corpus rows with a "form" were made with these.
+EVASIONS: dict[str, Callable[[str, random.Random], str]] = {
+    "html-entities": _entity_inner,
+    "percent": lambda s, _rng: quote(s, safe=""),
+    "percent-all": lambda s, _rng: "".join(f"%{b:02X}" for b in s.encode()),
+    "zero-width": _insert(INVISIBLES[:5]),
+    "soft-hyphen": _insert("\u00ad"),
+    "json-escape": lambda s, rng: "".join(
+        f"\\u{ord(c):04x}" if i == 0 or rng.random() < 0.2 else c for i, c in enumerate(s)
+    ),
+    "markup-split": lambda s, rng: (lambda i: f"{s[:i]}<b>{s[i:]}</b>")(rng.randrange(1, len(s))),
+}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(secrets(), st.sampled_from(sorted(EVASIONS)), st.randoms(use_true_random=False))
+def test_evasions_never_survive(drawn: tuple[str, str, str], form: str, rng: random.Random) -> None:
+    rule, fragment, secret = drawn
+    if len(secret) < 3 or (form == "markup-split" and "<password>" in fragment):
+        return
+    encoded = EVASIONS[form](secret, rng)
+    text = f"Here it is: {fragment.replace(secret, encoded, 1)} (keep it safe)."
+    out, counts = MASKER.mask_text(text)
+    assert counts, (rule, form)
+    assert secret not in reader(out), (rule, form)
+    assert out.startswith("Here it is: ") and out.endswith(" (keep it safe).")
+
+
+PAT_BODY = PAT[4:]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # character references in text and in attribute values: only the reference's span goes
+        (f"<p>Token: &#x67;hp_{PAT_BODY}</p>", "<p>Token: [REDACTED:github-pat]</p>"),
+        (f"<p>Token: gh&#112;&lowbar;{PAT_BODY}.</p>", "<p>Token: [REDACTED:github-pat].</p>"),
+        (
+            f'<a class="http-source" target="_blank" href="https://x.example/?t=ghp&#95;{PAT_BODY}">'
+            "x</a>",
+            '<a class="http-source" target="_blank" href="https://x.example/?t=[REDACTED:github-pat]">'
+            "x</a>",
+        ),
+        # a token split by inline markup: the text goes, the tags stay
+        (f"<p>gh<b>p_{PAT_BODY}</b> ok</p>", "<p>[REDACTED:github-pat]<b></b> ok</p>"),
+        # invisible characters inside the token
+        (f"a gh\u200bp_{PAT_BODY} b", "a [REDACTED:github-pat] b"),
+        (f"a ghp_{PAT_BODY[:9]}\u00ad{PAT_BODY[9:]} b", "a [REDACTED:github-pat] b"),
+        # JSON escapes, once and twice (JSON text inside a JSON string)
+        (f'{{"text": "\\u0067hp_{PAT_BODY}"}}', '{"text": "[REDACTED:github-pat]"}'),
+        (f'{{"text": "\\\\u0067hp_{PAT_BODY}"}}', '{"text": "[REDACTED:github-pat]"}'),
+        # a webhook URL percent-encoded in another URL's query: the value, not the outer URL
+        (
+            "https://app.example/login?next=https%3A%2F%2Fhooks.slack.com%2Fservices%2FT0123ABCD"
+            "%2FB0123ABCD%2Fq8w7e6r5t4y3u2i1o0p9a8s7&lang=en",
+            "https://app.example/login?next=[REDACTED:slack-webhook]&lang=en",
+        ),
+    ],
+)
+def test_views_mask_the_written_span(text: str, expected: str) -> None:
+    out, counts = MASKER.mask_text(text)
+    assert out == expected
+    assert sum(counts.values()) == 1
+
+
+def test_pem_split_by_markup_keeps_the_tags() -> None:
+    lines = [draw_part(random.Random(n), Run(B64, 64)) for n in range(3)]
+    block = "<br>".join(
+        ["-----BEGIN RSA PRIVATE KEY-----", *lines, "abc=", "-----END RSA PRIVATE KEY-----"]
+    )
+    out, counts = MASKER.mask_text(f"<p>key:<br/>{block}</p><p>bye</p>")
+    assert counts == {"pem-private-key": 1}
+    assert out == "<p>key:<br/>[REDACTED:pem-private-key]" + "<br>" * 5 + "</p><p>bye</p>"
+    for sep in ("</p><p>", "<br />\n", "</div><div>"):
+        masked, _ = MASKER.mask_text(block.replace("<br>", sep))
+        assert not any(line in reader(masked) for line in lines), sep
+
+
+def test_pem_split_by_other_separators() -> None:
+    lines = [draw_part(random.Random(n), Run(B64, 64)) for n in range(3)]
+    begin, end = "-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY-----"
+    for sep in ('",\n  "', "';'", " ; ", "\\r\\n", "\t|\t"):
+        text = "key = [" + sep.join([begin, *lines, end]) + "]"
+        out, counts = MASKER.mask_text(text)
+        assert counts == {"pem-private-key": 1}, sep
+        assert not any(line in out for line in lines), sep
+
+
+@pytest.mark.parametrize("length", [255, 256, 257, 300, 5_000, 200_000])
+def test_secret_named_values_have_no_length_cliff(length: int) -> None:
+    value = "".join(draw_part(random.Random(length), Run(PW_CHARS, length)))
+    for text in (
+        f'refresh_token = "{value}"',
+        f'{{"SessionToken": "{value}"}}',
+        f"export DB_PASSWORD={value}",
+        f"<password>{value}</password>",
+        f"Server=db;Password={value};",
+    ):
+        out, counts = MASKER.mask_text(text)
+        assert value not in out and counts, (length, text[:20])
+    new, hits = MASKER.mask_tree({"refresh_token": value})
+    assert new == {"refresh_token": "[REDACTED:password-assignment]"} and hits
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Request 0ee45b31-1b03-b48c-35c1-164ce544c0de took 5 ms &amp; returned 200.",
+        "<p>sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08</p>",
+        '"integrity": "sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+nFTGzDpfpQdOaRPA=="',
+        '<img class="img-source" src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB">',
+        "data:image/svg+xml,%3Csvg%20xmlns%3D%22http%3A%2F%2Fwww.w3.org%2F2000%2Fsvg%22%2F%3E",
+        "Set OPENAI_API_KEY=sk-... and api_key = &quot;&lt;YOUR_API_KEY&gt;&quot; in the file.",
+        'password = "&#42;&#42;&#42;" and token = "\\u003cYOUR_TOKEN\\u003e"',
+        "https://example.com/search?q=hello%20world&redirect=https%3A%2F%2Fexample.org%2Fcb",
+        "https://example.com/a?b=1&c=2&copy=3&amp;d=4 and 50% of 100%",
+        "Family: \U0001f468\u200d\U0001f469\u200d\U0001f467, Donau\u00addampf\u00adschiff",
+        "<p>Use <code>List&lt;String&gt;</code> and <b>a</b> &lt;b&gt; tag.</p>",
+        '{"name": "Jos\\u00e9", "path": "C:\\\\Users\\\\me", "url": "https:\\/\\/x.example\\/a"}',
+        "\u200f\u05e9\u05dc\u05d5\u05dd \u202bRTL text\u202c with marks",
+        "&amp;amp;amp;#x67;hp_ is double-escaped, never decoded twice",
+    ],
+)
+def test_benign_text_in_every_view_stays(text: str) -> None:
+    assert MASKER.mask_text(text) == (text, {})
+
+
+def test_view_offsets_compose_back_to_the_original() -> None:
+    text = "a\\u0026#x67;b%2541c\u200bd<b>e</b>f"
+    views = decoded_views(text)
+    stages = [v.stage for v in views]
+    assert stages[:4] == ["json", "entities", "percent", "percent"]
+    final = views[3]
+    assert final.text == "agbAc\u200bd<b>e</b>f"
+    # each decoded character maps back to exactly what spelled it
+    assert [text[s:e] for s, e in final.to_original(1, 2)] == ["\\u0026#x67;"]
+    assert [text[s:e] for s, e in final.to_original(3, 4)] == ["%2541"]
+    assert [text[s:e] for s, e in final.to_original(0, 4)] == ["a\\u0026#x67;b%2541"]
+
+
+def test_markup_is_never_part_of_a_masked_span() -> None:
+    (rendered,) = [v for v in decoded_views("<p>x<b>y</b><br>z</p>") if v.stage == "markup"]
+    assert rendered.text == "\nxy\nz\n"
+    assert rendered.to_original(1, 5) == [(3, 4), (7, 8), (16, 17)]
+
+
+def test_no_view_for_plain_text() -> None:
+    assert not may_hide("plain ascii text, no escapes: 100 percent")
+    assert decoded_views("plain text with & and 50% and a < b") == []
+
+
+def test_views_are_bounded_on_hostile_strings() -> None:
+    # Deep entity nesting is decoded once; a huge numeric reference is out of range, not a crash.
+    nested = "&amp;" * 50_000 + "#x67;"
+    (view,) = decoded_views(nested)
+    assert view.text == "&" * 50_000 + "#x67;"
+    assert decoded_views("&#" + "9" * 5_000 + ";")[0].text == "\ufffd"
+    assert decoded_views("%41" * 100_000)[0].text == "A" * 100_000
+
+
+def test_masked_lists_what_changed_in_the_delivered_html() -> None:
+    gate = Gate(Settings())
+    href = f"https://x.example/cb?token=&#103;hp_{PAT_BODY}"
+    answer = f'```html\n<p>See <a class="http-source" target="_blank" href="{href}">it</a></p>\n```'
+    raw = orjson.dumps(html_reply(output={"text": answer}))
+    decision = gate.check_line(raw, 1, datetime(2026, 12, 1, tzinfo=UTC))
+    assert decision.action == "deliver" and decision.output is not None
+    message = decision.output["message"]
+    assert PAT not in reader(message["html"]) and PAT not in str(message["citations"])
+    assert {h.path for h in decision.masked} == {"html", "citations[0]"}
+    assert "&#103;" not in message["html"] and "[REDACTED:github-pat]" in message["html"]
+
+
+def test_correction_requests_and_dead_letters_hold_no_escaped_secret() -> None:
+    gate = Gate(Settings())
+    escaped = f"\\u0067hp_{PAT_BODY}"
+    text = f'{{"segments": [{{"type": "text", "data": {{"text": "{escaped}"}}}}]'
+    reply = raw_reply(output={"text": text})
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    correction = gate.check_line(orjson.dumps(reply), 1, now)
+    assert correction.action == "request_correction" and correction.output is not None
+    assert PAT not in reader(correction.output["invalid_output"])
+    assert [h.path for h in correction.masked] == ["invalid_output"]
+    dead = gate.check_line(orjson.dumps({**reply, "attempt": 7}), 2, now)
+    assert dead.action == "dead_letter" and dead.output is not None
+    assert PAT not in reader(reader(dead.output["record"]))
+    assert [h.path for h in dead.masked] == ["record"]
