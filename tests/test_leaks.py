@@ -891,18 +891,25 @@ def test_corpus_recall_and_false_positive_rate() -> None:
         per_rule[row["rule"]] = per_rule.get(row["rule"], 0) + 1
     assert set(per_rule) == set(BUILTIN_RULE_IDS) and min(per_rule.values()) >= 2
     found = 0
+    forms: dict[str, int] = {}
     for row in secrets_:
         out, counts = MASKER.mask_text(row["text"])
-        if row["rule"] in counts and row["secret"] not in out:
+        # A row with a form hides its secret: it must be gone from what a reader decodes too.
+        if row["rule"] in counts and row["secret"] not in out and row["secret"] not in reader(out):
             found += 1
+        if "form" in row:
+            forms[row["form"]] = forms.get(row["form"], 0) + 1
     false_positives = [row["text"] for row in benign if MASKER.mask_text(row["text"])[1]]
     recall = found / len(secrets_)
     fpr = len(false_positives) / len(benign)
     print(
-        f"\nleak corpus: recall {recall:.4f} on {len(secrets_)} secrets, "
+        f"\nleak corpus: recall {recall:.4f} on {len(secrets_)} secrets "
+        f"({sum(forms.values())} in evasion forms), "
         f"false-positive rate {fpr:.4f} on {len(benign)} benign samples"
     )
-    assert len(benign) >= 300
+    assert set(forms) == {*EVASIONS, "pem-separators", "long-value"}
+    assert min(forms.values()) >= 6
+    assert len(benign) >= 360
     assert recall == 1.0
     assert fpr == 0.0, false_positives[:3]
 
