@@ -981,7 +981,7 @@ def _check_rag(items: tuple[str, ...], walk: _Walk) -> list[str]:
 
 
 class AssistantHtmlV1:
-    """The `assistant.html.v1` reply contract (contracts.md section 2)."""
+    """The `assistant.html.v1` reply contract (docs/contracts.md section 2)."""
 
     @property
     def name(self) -> str:

@@ -1,4 +1,4 @@
-"""The `im.segments.v1` reply contract (contracts.md section 1): one closed JSON object of segments.
+"""The `im.segments.v1` reply contract (docs/contracts.md section 1): one closed object of segments.
 
 Nothing is repaired or coerced: the delivered message is the parsed object itself. Structure is
 checked by strict pydantic models per `data` shape, but segment dispatch, the top level and the

@@ -1,4 +1,4 @@
-"""The workspace-relative path rule of `kandev.rich_output.v1` (contracts.md section 3), pure.
+"""The workspace-relative path rule of `kandev.rich_output.v1` (docs/contracts.md section 3), pure.
 
 A path the gate may later resolve under a workspace must not be able to name anything outside it
 by its spelling alone; symlinks are the reading stage's job (`streams.csv_snapshot`).

@@ -1,4 +1,4 @@
-"""The records on replygate's topics (records.md): closed, strict, no coercion."""
+"""The records on replygate's topics (docs/records.md): closed, strict, no coercion."""
 
 from __future__ import annotations
 

@@ -1,12 +1,12 @@
 """The arguments of the `show_rich_output_kandev` tool: contract `kandev.rich_output.v1`, pure.
 
-contracts.md section 3. Every object is closed, lengths count code points, numbers are finite
+docs/contracts.md section 3. Every object is closed, lengths count code points, numbers are finite
 and JSON types are strict. Blocks are discriminated by hand (not by a pydantic union) so that an
 error points at the exact field (`blocks[1].series[0].values[3]`) and an unknown `type` gets its
 own code instead of one error per union member.
 
 Decisions the spec leaves open:
-- An optional field may be absent or `null` (the records.md convention); `null` means absent.
+- An optional field may be absent or `null` (the docs/records.md convention); `null` means absent.
 - `repo` names a sub-folder of the workspace that holds that repository, so it obeys the same
   path rule as `path` (it may be nested, `org/name`); a file resolves to
   `<workspace>/<repo>/<path>`. The reading stage still requires the real path to stay inside the

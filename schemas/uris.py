@@ -1,4 +1,4 @@
-"""The canonical citation URIs of `assistant.html.v1` (contracts.md section 2), as a pure grammar.
+"""The canonical citation URIs of `assistant.html.v1` (docs/contracts.md section 2): a pure grammar.
 
 Grammar (ASCII only; every regex is RE2, so matching is linear and cannot backtrack):
 

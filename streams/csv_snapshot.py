@@ -1,7 +1,7 @@
 """The CSV snapshot of `kandev.rich_output.v1`: read each CSV once, during the call, and freeze it.
 
-contracts.md section 3. Replay uses the snapshot stored in the ToolResult and never reads the file
-again; the CSV bytes themselves are never kept.
+docs/contracts.md section 3. Replay uses the snapshot stored in the ToolResult and never reads the
+file again; the CSV bytes themselves are never kept.
 
 Reading is hostile-input safe: the real path (symlinks resolved, loops reported) must stay inside
 the real workspace and be a regular file; the file is opened `O_NONBLOCK | O_NOFOLLOW` and

@@ -1,7 +1,7 @@
 """The complete decision for one `show_rich_output_kandev` call: accepted (with snapshot) or not.
 
-contracts.md section 3 and records.md (ToolCall, ToolResult). The pipeline turns the decision
-into a ToolResult and masks it afterwards; nothing here masks, publishes or raises.
+docs/contracts.md section 3 and docs/records.md (ToolCall, ToolResult). The pipeline turns the
+decision into a ToolResult and masks it afterwards; nothing here masks, publishes or raises.
 
 Decisions the spec leaves open:
 - `workspace` must be one folder name that passes the path rule (no `/` or `\\`), and when a CSV

@@ -32,7 +32,7 @@ class ConfigError(ValueError):
 
 
 class TopicNames(BaseModel):
-    """Default topic names of records.md; `Settings.topic_prefix` is put before each."""
+    """Default topic names of docs/records.md; `Settings.topic_prefix` is put before each."""
 
     model_config = ConfigDict(extra="forbid")
 

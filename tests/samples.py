@@ -15,7 +15,7 @@ def im_text(segments: list[dict[str, Any]]) -> str:
 
 
 def raw_reply(**changes: Any) -> dict[str, Any]:
-    """A valid im.segments.v1 RawReply (records.md), with top-level keys replaced."""
+    """A valid im.segments.v1 RawReply (docs/records.md), with top-level keys replaced."""
     record: dict[str, Any] = {
         "turn_id": "t-42",
         "conversation_id": "c-7",

@@ -1,4 +1,4 @@
-"""`replygate check` end to end, as a subprocess on JSON Lines (cli.md)."""
+"""`replygate check` end to end, as a subprocess on JSON Lines (docs/cli.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The built-in corrector (contracts.md, "Optional built-in corrector"), its scripted endpoint."""
+"""The built-in corrector (docs/contracts.md, "Correction"), its scripted endpoint."""
 
 from __future__ import annotations
 

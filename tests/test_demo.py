@@ -1,4 +1,4 @@
-"""`replygate demo` (cli.md): the bundled samples, their expectations, and a real run."""
+"""`replygate demo` (docs/cli.md): the bundled samples, their expectations, and a real run."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Hostile inputs through the gate's entry point (`Gate.check_line`), with bounds.
 
-Every case in tests/hostile/cases.py has its expected verdict and action (cli.md's table),
+Every case in tests/hostile/cases.py has its expected verdict and action (docs/cli.md's table),
 error codes or dead-letter reason where they mean something, and bounds on the time taken and
 on tracemalloc's peak. The fuzz tests feed arbitrary bytes, arbitrary JSON and mutated valid
 records, and check that only the spec's verdict/action pairs come out, each with its output
@@ -42,7 +42,7 @@ from tests.hostile.cases import all_cases
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
-# cli.md: verdict -> action -> the output record's model and discriminating field.
+# docs/cli.md: verdict -> action -> the output record's model and discriminating field.
 SPEC_TABLE: dict[tuple[str, str], tuple[type[Any] | None, dict[str, str]]] = {
     ("accepted", "deliver"): (Delivery, {"kind": "reply"}),
     ("accepted", "tool_result"): (ToolResult, {"status": "ok"}),
@@ -75,7 +75,7 @@ def gate_for(roots: tuple[Path, Path], **overrides: Any) -> Gate:
 
 
 def assert_spec_output(decision: Decision) -> None:
-    """The verdict/action pair is one of cli.md's, with its record, and the line serialises."""
+    """The verdict/action pair is one of docs/cli.md's, with its record, and the line serialises."""
     pair = (decision.verdict, decision.action)
     assert pair in SPEC_TABLE, pair
     model, fields = SPEC_TABLE[pair]

@@ -1,4 +1,4 @@
-"""assistant.html.v1 (contracts.md section 2): transport, elements, attributes, citations."""
+"""assistant.html.v1 (docs/contracts.md section 2): transport, elements, attributes, citations."""
 
 from __future__ import annotations
 

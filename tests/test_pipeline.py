@@ -1,4 +1,4 @@
-"""The decision table of cli.md and the record rules of records.md, through `Gate`."""
+"""The decision table of docs/cli.md and the record rules of docs/records.md, through `Gate`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The turn state machine (contracts.md, "Correction"): one outcome per turn, whatever arrives."""
+"""The turn state machine (docs/contracts.md, "Correction"): one outcome per turn, come what may."""
 
 from __future__ import annotations
 

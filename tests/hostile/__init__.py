@@ -27,7 +27,7 @@ PRODUCED_AT = "2026-11-30T12:00:00Z"
 
 
 def reply(output: Any, contract: str = "im.segments.v1", **changes: Any) -> dict[str, Any]:
-    """A RawReply (records.md) around `output`; `"@@HOLE@@"` anywhere marks a splice point."""
+    """A RawReply (docs/records.md) around `output`; `"@@HOLE@@"` anywhere marks a splice point."""
     platform = "assistant" if contract == "assistant.html.v1" else "im"
     record: dict[str, Any] = {
         "turn_id": "t-hostile",
