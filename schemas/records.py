@@ -34,6 +34,17 @@ Platform = Annotated[
 ]
 
 
+# Why a record could not be processed at all (schemas/codes.py explains each).
+DeadReason = Literal[
+    "not_json",
+    "invalid_envelope",
+    "unknown_contract",
+    "record_too_large",
+    "processing_error",
+    "turn_expired",
+]
+
+
 class Record(BaseModel):
     model_config = STRICT
 
@@ -170,13 +181,6 @@ class DeadLetter(Record):
     source_topic: str
     partition: Annotated[int, Field(ge=-1)]
     offset: Annotated[int, Field(ge=-1)]
-    reason: Literal[
-        "not_json",
-        "invalid_envelope",
-        "unknown_contract",
-        "record_too_large",
-        "processing_error",
-        "turn_expired",
-    ]
+    reason: DeadReason
     detail: str
     record: str

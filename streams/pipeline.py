@@ -19,7 +19,15 @@ from pydantic import ValidationError
 from schemas.contract import ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue, Notice, issues_from_validation_error
 from schemas.json_numbers import wide_integer
-from schemas.records import EMPTY_CONTEXT, Context, ModelOutput, RawReply, ToolCall, TurnControl
+from schemas.records import (
+    EMPTY_CONTEXT,
+    Context,
+    DeadReason,
+    ModelOutput,
+    RawReply,
+    ToolCall,
+    TurnControl,
+)
 from streams.contracts import build_registry
 from streams.leaks import Masker, MaskHit
 from streams.media import MediaPolicy, inspect_media
@@ -35,14 +43,6 @@ Action = Literal[
     "tool_error",
     "none",
     "dead_letter",
-]
-DeadReason = Literal[
-    "not_json",
-    "invalid_envelope",
-    "unknown_contract",
-    "record_too_large",
-    "processing_error",
-    "turn_expired",
 ]
 
 # How much of an error list a dead letter's `detail` may carry.
