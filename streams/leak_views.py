@@ -24,6 +24,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from html.entities import html5 as html5_entities
 from typing import Final
 
@@ -69,12 +70,21 @@ _TAG_REST = r"(?:[\t\n\f\r /][^<>]*+)?>"
 
 
 def _names(names: frozenset[str]) -> str:
-    """An alternation of tag names, longest first, matched in any case."""
-    return "(?i:" + "|".join(sorted(names, key=lambda n: (-len(n), n))) + ")"
+    """An alternation of tag names matched in any case, grouped by first letter (the regex
+    engine tries branches in turn: one letter test each instead of a whole name each)."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(name[0], []).append(re.escape(name[1:]))
+    branches = (
+        first + "(?:" + "|".join(sorted(rests, key=lambda r: (-len(r), r))) + ")"
+        for first, rests in sorted(groups.items())
+    )
+    return "(?i:" + "|".join(branches) + ")"
 
 
 _MARKUP = re.compile(rf"<(/?)({_names(_HTML_TAGS)}){_TAG_REST}|{_ENTITY}")
 _PERCENT = re.compile(r"%[0-7][0-9A-Fa-f]|(?:%[89A-Fa-f][0-9A-Fa-f])++")
+_PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})++")
 # Elements that render inline: their tags join the text around them.
 _INLINE_TAGS: Final = frozenset(
     {"a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd"}
@@ -113,6 +123,7 @@ def _json(m: re.Match[str]) -> _Decoded:
     return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)), False
 
 
+@lru_cache(maxsize=4096)
 def _charref(token: str) -> str:
     """`html.unescape` of one reference; numeric ones first cut to a size `int()` accepts."""
     if token[1] != "#":
@@ -142,52 +153,103 @@ def _percent(m: re.Match[str]) -> _Decoded:
     return bytes.fromhex(token.replace("%", "")).decode("utf-8", "replace"), False
 
 
+def _utf8(m: re.Match[str]) -> str:
+    """A whole run of percent-escapes at once: the same text as `_percent` token by token
+    (ASCII bytes decode alone either way), one call per run."""
+    return bytes.fromhex(m.group().replace("%", "")).decode("utf-8", "replace")
+
+
 def _invisible(_m: re.Match[str]) -> _Decoded:
     return "", False
 
 
+def _text_of(decode: Callable[[re.Match[str]], _Decoded]) -> Callable[[re.Match[str]], str]:
+    def text(m: re.Match[str]) -> str:
+        return decode(m)[0]
+
+    return text
+
+
+def _rendered(text: str) -> str:
+    """The markup stage's text at C speed: inline tags, then the others, then references."""
+    return _ENTITIES.sub(_text_of(_entity), _ANY_TAG.sub("\n", _INLINE_TAG.sub("", text)))
+
+
 @dataclass(frozen=True, slots=True)
 class _Stage:
-    """One decoding: when it may apply (cheap), the tokens it rewrites, and how."""
+    """One decoding: when it may apply (cheap), the tokens it rewrites and how, and the same
+    text built fast without offsets (`quick`), which is all a string without a hit needs."""
 
     name: str
     applies: Callable[[str], bool]
     pattern: re.Pattern[str]
     decode: Callable[[re.Match[str]], _Decoded]
+    quick: Callable[[str], str]
 
 
-JSON: Final = _Stage("json", lambda t: "\\u" in t or "\\/" in t, _JSON_ESCAPE, _json)
-ENTITIES: Final = _Stage("entities", lambda t: "&" in t, _ENTITIES, _entity)
-MARKUP: Final = _Stage("markup", lambda t: "<" in t or "&" in t, _MARKUP, _markup)
-PERCENT: Final = _Stage("percent", lambda t: "%" in t, _PERCENT, _percent)
-INVISIBLE: Final = _Stage("invisible", lambda t: not t.isascii(), _INVISIBLE, _invisible)
+JSON: Final = _Stage(
+    "json",
+    lambda t: "\\u" in t or "\\/" in t,
+    _JSON_ESCAPE,
+    _json,
+    lambda t: _JSON_ESCAPE.sub(_text_of(_json), t),
+)
+ENTITIES: Final = _Stage(
+    "entities",
+    lambda t: "&" in t,
+    _ENTITIES,
+    _entity,
+    lambda t: _ENTITIES.sub(_text_of(_entity), t),
+)
+MARKUP: Final = _Stage(
+    "markup", lambda t: _ANY_TAG.search(t) is not None, _MARKUP, _markup, _rendered
+)
+PERCENT: Final = _Stage(
+    "percent", lambda t: "%" in t, _PERCENT, _percent, lambda t: _PERCENT_RUN.sub(_utf8, t)
+)
+INVISIBLE: Final = _Stage(
+    "invisible",
+    lambda t: not t.isascii(),
+    _INVISIBLE,
+    _invisible,
+    lambda t: _INVISIBLE.sub("", t),
+)
 
 
 class View:
-    """A decoded text and its tokens: the spans of its source that were rewritten, and how long
-    each became. Between tokens the text is a copy, so positions map back one to one."""
+    """A decoded text and the way back to its source: which spans of the source were rewritten
+    (tokens), and how long each became; between tokens the text is a copy. The way back is
+    built on first use, by the stage's token pass over the source (`exact`)."""
 
-    __slots__ = ("_index", "_lens", "_spans", "_struct", "source", "stage", "text")
+    __slots__ = ("_index", "_source_text", "_stage", "_tokens", "source", "text")
 
-    def __init__(
-        self,
-        text: str,
-        stage: str,
-        source: View | None,
-        spans: array[int],
-        lens: array[int],
-        struct: bytearray,
-    ) -> None:
-        self.text = text
-        self.stage = stage
+    def __init__(self, stage: _Stage, source: View | None, source_text: str, text: str) -> None:
+        self._stage = stage
         self.source = source  # the view this one decoded; None: the original string
-        self._spans = spans  # source start, source end of token k at 2k, 2k+1
-        self._lens = lens  # length of token k in this view
-        self._struct = struct  # 1 where token k is markup
+        self._source_text = source_text
+        self.text = text
+        self._tokens: tuple[array[int], array[int], bytearray] | None = None
         self._index: tuple[list[int], list[int]] | None = None
 
+    @property
+    def stage(self) -> str:
+        return self._stage.name
+
     def __repr__(self) -> str:
-        return f"View({self.stage!r}, {len(self._lens)} tokens)"
+        return f"View({self.stage!r}, {len(self.text)} chars)"
+
+    def exact(self) -> str:
+        """Build the way back (once) and return the text it gives, which is the text."""
+        if self._tokens is None:
+            source_text = self._source_text if self.source is None else self.source.exact()
+            spans, lens, struct, self.text = _record(self._stage, source_text)
+            self._tokens = (spans, lens, struct)
+        return self.text
+
+    def _token_arrays(self) -> tuple[array[int], array[int], bytearray]:
+        self.exact()
+        assert self._tokens is not None
+        return self._tokens
 
     def _starts_ends(self) -> tuple[list[int], list[int]]:
         """Where each token starts and ends in this view (built on the first mapping)."""
@@ -195,8 +257,8 @@ class View:
             starts: list[int] = []
             ends: list[int] = []
             shift = 0
-            spans = self._spans
-            for k, length in enumerate(self._lens):
+            spans, lens, _struct = self._token_arrays()
+            for k, length in enumerate(lens):
                 start = spans[2 * k] + shift
                 starts.append(start)
                 ends.append(start + length)
@@ -207,7 +269,7 @@ class View:
     def to_source(self, start: int, end: int) -> list[tuple[int, int]]:
         """The source spans that `text[start:end]` came from, markup left out."""
         starts, ends = self._starts_ends()
-        spans = self._spans
+        spans = self._token_arrays()[0]
         first = bisect_right(ends, start)  # tokens [0, first) end at or before `start`
         if first < len(starts) and starts[first] <= start < ends[first]:
             src_start = spans[2 * first]
@@ -225,10 +287,10 @@ class View:
         return _cut(src_start, src_end, self._markup_between(first, last))
 
     def _markup_between(self, first: int, last: int) -> list[tuple[int, int]]:
-        if not any(self._struct[first:last]):
+        spans, _lens, struct = self._token_arrays()
+        if not any(struct[first:last]):
             return []
-        spans = self._spans
-        return [(spans[2 * k], spans[2 * k + 1]) for k in range(first, last) if self._struct[k]]
+        return [(spans[2 * k], spans[2 * k + 1]) for k in range(first, last) if struct[k]]
 
     def to_original(self, start: int, end: int) -> list[tuple[int, int]]:
         """The spans of the original string that `text[start:end]` came from, in order."""
@@ -253,10 +315,9 @@ def _cut(start: int, end: int, holes: Sequence[tuple[int, int]]) -> list[tuple[i
     return [(s, e) for s, e in out if s < e]
 
 
-def _apply(stage: _Stage, text: str, source: View | None) -> View | None:
-    """The stage's view of `text`, or None when it changes nothing."""
-    if not stage.applies(text):
-        return None
+def _record(stage: _Stage, text: str) -> tuple[array[int], array[int], bytearray, str]:
+    """The stage's token pass: where each rewritten token was, its new length, whether it is
+    markup; and the decoded text."""
     spans: array[int] = array("q")
     lens: array[int] = array("q")
     struct = bytearray()
@@ -270,20 +331,20 @@ def _apply(stage: _Stage, text: str, source: View | None) -> View | None:
             struct.append(is_markup)
         return out
 
-    decoded = stage.pattern.sub(replace, text)
-    if not lens:
-        return None
-    return View(decoded, stage.name, source, spans, lens, struct)
+    return spans, lens, struct, stage.pattern.sub(replace, text)
 
 
 def _chain(stages: Sequence[_Stage], text: str, source: View | None) -> list[View]:
     """Each stage on the previous one's output; the views that changed something."""
     views: list[View] = []
     for stage in stages:
-        view = _apply(stage, text, source)
-        if view is not None:
-            views.append(view)
-            source, text = view, view.text
+        if not stage.applies(text):
+            continue
+        decoded = stage.quick(text)
+        if decoded != text:
+            source = View(stage, source, text, decoded)
+            views.append(source)
+            text = decoded
     return views
 
 
@@ -297,28 +358,16 @@ def decoded_text(text: str) -> str:
     return views[-1].text if views else text
 
 
-def _rendered(text: str) -> str:
-    """The rendering chain's final text, built without offsets (most of it at C speed)."""
-    out = _ANY_TAG.sub("\n", _INLINE_TAG.sub("", text))
-    for stage in (ENTITIES, *_RENDERING[1:]):
-        view = _apply(stage, out, None)
-        out = out if view is None else view.text
-    return out
-
-
-def decoded_views(text: str, worth: Callable[[str], bool] = bool) -> list[View]:
+def decoded_views(text: str) -> list[View]:
     """Every view of `text` that differs from it: decoded as is, and decoded after rendering
-    markup. The rendered chain is built only when there is markup and its text is `worth` it
-    (the masker asks whether any rule could match there): tags are the common case."""
+    markup (when there is markup). Views are cheap until asked the way back."""
     if not may_hide(text):
         return []
     views = _chain(_DECODING, text, None)
     if "<" in text:
         json_views = [v for v in views if v.stage == "json"]
         base = json_views[-1] if json_views else None
-        source = base.text if base else text
-        if worth(_rendered(source)):
-            rendered = _chain(_RENDERING, source, base)
-            if rendered and rendered[0].stage == "markup" and any(rendered[0]._struct):
-                views += rendered
+        rendered = _chain(_RENDERING, base.text if base else text, base)
+        if rendered and rendered[0].stage == "markup":
+            views += rendered
     return views

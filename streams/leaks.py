@@ -270,21 +270,16 @@ class Masker:
         out = b"".join(pieces).decode("utf-8", "surrogatepass")
         return out, dict(sorted(counts.items()))
 
-    def _views_with_hits(self, text: str) -> list[tuple[View, bytes]]:
+    def _views_with_hits(self, text: str) -> list[View]:
         """The decoded views of `text` in which the pre-filter finds something."""
-        found = []
-        for view in decoded_views(text, self._may_match):
-            data = view.text.encode("utf-8", "surrogatepass")
-            if self._prefilter(data, 0) is not None:
-                found.append((view, data))
-        return found
-
-    def _may_match(self, text: str) -> bool:
-        """Does the pre-filter find anything in `text`?"""
-        return self._prefilter(text.encode("utf-8", "surrogatepass"), 0) is not None
+        return [
+            view
+            for view in decoded_views(text)
+            if self._prefilter(view.text.encode("utf-8", "surrogatepass"), 0) is not None
+        ]
 
     def _mask_with_views(
-        self, text: str, data: bytes | None, views: list[tuple[View, bytes]]
+        self, text: str, data: bytes | None, views: list[View]
     ) -> tuple[str, dict[str, int]]:
         """Mask what the rules find in the text and in its views, in character positions.
 
@@ -296,7 +291,8 @@ class Masker:
         if data is not None:
             found = _char_spans(data, self._candidates(data))
             pieces += ((s, e, p, r, True) for s, e, p, r in found)
-        for view, view_data in views:
+        for view in views:
+            view_data = view.exact().encode("utf-8", "surrogatepass")
             for s, e, p, r in _char_spans(view_data, self._candidates(view_data)):
                 for n, (os_, oe) in enumerate(view.to_original(s, e)):
                     pieces.append((os_, oe, p, r, n == 0))

@@ -1139,3 +1139,25 @@ def test_correction_requests_and_dead_letters_hold_no_escaped_secret() -> None:
     assert dead.action == "dead_letter" and dead.output is not None
     assert PAT not in reader(reader(dead.output["record"]))
     assert [h.path for h in dead.masked] == ["record"]
+
+
+VIEW_ALPHABET = st.sampled_from(
+    [
+        *"ab-_ %;#&\\/u",
+        *("%41", "%e2%80%8b", "%C3%A9", "%2541", "&amp;", "&#x67;", "&#103;", "&lt;", "&copy"),
+        *("&bogus;", "\\u0067", "\\ud83d\\ude00", "\\\\", "\\/", "\u200b", "\u00ad"),
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(VIEW_ALPHABET, max_size=40).map("".join))
+def test_quick_views_equal_exact_views(text: str) -> None:
+    """The fast text of each view (no offsets) is the text its token pass builds, and every
+    character of it maps back inside the original."""
+    for view in decoded_views(text):
+        quick = view.text
+        assert view.exact() == quick, view.stage
+        for i in range(len(quick)):
+            spans = view.to_original(i, i + 1)
+            assert all(0 <= s < e <= len(text) for s, e in spans)
