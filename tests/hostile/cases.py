@@ -8,6 +8,7 @@ claimed size), not to pin exact figures.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -723,6 +724,127 @@ def confusable_cases() -> list[Case]:
     return cases
 
 
+# A GitHub-format token (fake): the secret that the view cases hide in each form, 20,000 times.
+_PAT = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def _hidden_everywhere(spelled: str) -> Callable[[dict[str, Any]], bool]:
+    """No token left in the delivered text, however a reader decodes it; each one masked."""
+
+    def check(out: dict[str, Any]) -> bool:
+        message = _message(out)
+        text = message["html"] if "html" in message else message["segments"][0]["data"]["text"]
+        return spelled not in text and _PAT[4:] not in text and out["masked"][0]["count"] == 20_000
+
+    return check
+
+
+def view_cases() -> list[Case]:
+    """Inputs that make each decoded view of leak masking expensive: 1 MB of references,
+    escapes, invisible characters or tags, with and without a hidden secret in each unit."""
+    return [
+        Case(
+            "view_entity_nesting",  # decoded once: `&amp;amp;...` reads `&amp;...`
+            lambda: html_reply("<p>&amp;" + "amp;" * 200_000 + "#x67;hp_x</p>"),
+            "accepted",
+            "deliver",
+            check=_html_kept,
+        ),
+        Case(
+            "view_entity_secret_spam",
+            lambda: html_reply("<p>" + ("&#x67;" + _PAT[1:] + " ") * 20_000 + "</p>"),
+            "accepted",
+            "deliver",
+            max_peak=64 * MiB,
+            check=_hidden_everywhere("&#x67;" + _PAT[1:]),
+        ),
+        Case(
+            "view_numeric_references_out_of_range",
+            lambda: html_reply("<p>" + ("&#" + "9" * 5_000 + ";") * 150 + "</p>"),
+            "accepted",
+            "deliver",
+            check=_html_kept,
+        ),
+        Case(
+            "view_percent_1MB",
+            lambda: im_reply(text_segment("%41" * 330_000)),
+            "accepted",
+            "deliver",
+        ),
+        Case(
+            "view_percent_double_encoded",
+            lambda: im_reply(text_segment("%2541" * 200_000)),
+            "accepted",
+            "deliver",
+        ),
+        Case(
+            "view_percent_utf8_invisible",
+            lambda: im_reply(text_segment("%E2%80%8B" * 110_000)),
+            "accepted",
+            "deliver",
+        ),
+        Case(
+            "view_percent_secret_spam",
+            lambda: im_reply(text_segment(("%67" + _PAT[1:] + "%20") * 20_000)),
+            "accepted",
+            "deliver",
+            max_peak=64 * MiB,
+            check=_hidden_everywhere("%67" + _PAT[1:]),
+        ),
+        Case(
+            "view_json_escapes",
+            lambda: im_reply(text_segment("\\u0041" * 140_000)),
+            "accepted",
+            "deliver",
+            settings={"max_record_bytes": 2 * MiB},
+        ),
+        Case(
+            "view_invisible_flood",
+            lambda: im_reply(text_segment("\u200b" * 300_000)),
+            "accepted",
+            "deliver",
+        ),
+        Case(
+            "view_invisible_secret_spam",
+            lambda: im_reply(text_segment(("gh\u200b" + _PAT[2:] + " ") * 20_000)),
+            "accepted",
+            "deliver",
+            max_peak=64 * MiB,
+            check=_hidden_everywhere("gh\u200b" + _PAT[2:]),
+        ),
+        Case(
+            "view_markup_flood",
+            lambda: im_reply(text_segment("<b>x</b>" * 120_000)),
+            "accepted",
+            "deliver",
+        ),
+        Case(
+            "view_markup_unclosed_tags",
+            lambda: im_reply(text_segment("<b " * 300_000)),
+            "accepted",
+            "deliver",
+        ),
+        Case(
+            "view_markup_split_secret_spam",
+            lambda: im_reply(text_segment(("gh<b>" + _PAT[2:] + "</b> ") * 20_000)),
+            "accepted",
+            "deliver",
+            max_peak=64 * MiB,
+            check=_hidden_everywhere("gh<b>" + _PAT[2:]),
+        ),
+        Case(
+            # 60,000 tags: too complex for the contract; the correction request is masked whole
+            "view_html_too_complex_correction_masked",
+            lambda: html_reply("<p>" + ("<b>gh</b>p_" + _PAT[4:] + " ") * 20_000 + "</p>"),
+            "rejected",
+            "request_correction",
+            ("too_complex",),
+            max_peak=64 * MiB,
+            check=lambda out: _PAT[4:] not in out["invalid_output"],
+        ),
+    ]
+
+
 def all_cases() -> list[Case]:
     return [
         *size_cases(),
@@ -733,4 +855,5 @@ def all_cases() -> list[Case]:
         *media_cases(),
         *csv_cases(),
         *confusable_cases(),
+        *view_cases(),
     ]
