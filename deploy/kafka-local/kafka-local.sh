@@ -6,6 +6,7 @@
 #   kafka-local.sh down [--purge] stop (idempotent); --purge also deletes data
 #   kafka-local.sh status        print running / not running (exit 0 / 3)
 #   kafka-local.sh wait          wait until a running broker answers
+#   kafka-local.sh jars          only resolve the jar cache (KAFKA_LIB_DIR)
 #
 # Env: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (KAFKA_PORT+1),
 #      KAFKA_LOCAL_HOME (<repo>/.kafka-local), KAFKA_LIB_DIR (KAFKA_LOCAL_HOME/lib: the jar
@@ -385,13 +386,20 @@ cmd_wait() {
   log "ready on 127.0.0.1:$KAFKA_PORT after $(elapsed "$t0")s"
 }
 
+cmd_jars() {
+  mkdir -p "$KAFKA_LOCAL_HOME"
+  lock
+  resolve_jars
+}
+
 case ${1:-} in
   up) shift; cmd_up "$@" ;;
+  jars) shift; cmd_jars ;;
   down) shift; cmd_down "$@" ;;
   status) shift; cmd_status "$@" ;;
   wait) shift; cmd_wait "$@" ;;
   *)
-    echo "usage: $0 {up|down [--purge]|status|wait}" >&2
+    echo "usage: $0 {up|down [--purge]|status|wait|jars}" >&2
     exit 2
     ;;
 esac

@@ -1,0 +1,3 @@
+#!/bin/sh
+# Packages installed in an image must not start services.
+exit 101
