@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 KAFKA_PORT ?= 9092
 export KAFKA_PORT
 
-.PHONY: install tools kafka-up kafka-down test lint demo bench clean
+.PHONY: install tools images kafka-up kafka-down test lint demo bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,12 +25,19 @@ kafka-up:
 kafka-down:
 	bash deploy/kafka-local/kafka-local.sh down
 
+# The stack's images, from local parts only (deploy/images/build.sh; cached by input hash).
+images:
+	bash scripts/with-docker.sh bash deploy/images/build.sh
+
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
+# A Docker engine (started here when none answers) for the container tests, and the local
+# JVM broker for the rest; tests/containers.py builds the images it needs.
 test: install tools lint
-	bash scripts/with-kafka.sh $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	bash scripts/with-docker.sh bash scripts/with-kafka.sh \
+	  $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 demo: install
 	bash scripts/with-kafka.sh $(VENV)/bin/replygate demo
@@ -40,4 +47,4 @@ bench: install
 
 clean:
 	bash deploy/kafka-local/kafka-local.sh down || true
-	rm -rf $(VENV) .run
+	rm -rf $(VENV) .run .images

@@ -3,8 +3,8 @@
 #   - Debian packages: kcat, prometheus (for promtool)  (apt-get update only if one is missing;
 #     no prometheus system service is left running)
 #   - kustomize (go install, pinned)                     -> $GOBIN or $HOME/go/bin
-#   - the docker compose CLI plugin, when the docker CLI exists without it (built from its Go
-#     module, pinned)                                    -> /usr/local/lib/docker/cli-plugins
+#   - the docker compose CLI plugin, when missing (built from its Go module, pinned; the docker
+#     CLI and engine come from scripts/with-docker.sh) -> /usr/local/lib/docker/cli-plugins
 # Idempotent; a second run only checks. Safe without a terminal (CI: root, no stdin).
 # Env: KUSTOMIZE_VERSION (v5.8.2), COMPOSE_VERSION (v5.6.0), INSTALL_TOOLS_SKIP_APT=1.
 set -euo pipefail
@@ -107,17 +107,15 @@ install_kustomize() {
 
 # ---------------------------------------------------------------- docker compose plugin
 install_compose_plugin() {
-  if ! command -v docker >/dev/null; then
-    log "docker compose: no docker CLI here, skipped (the compose test skips too)"
-    return
-  fi
-  if docker compose version >/dev/null 2>&1; then
-    log "docker compose: $(docker compose version 2>&1 | head -n1) already installed"
+  # The docker CLI may come later (scripts/with-docker.sh installs docker.io); the plugin is
+  # built now either way, so that the compose tests find it.
+  local plugin_dir=/usr/local/lib/docker/cli-plugins
+  if [[ $(id -u) -ne 0 ]]; then plugin_dir="${DOCKER_CONFIG:-$HOME/.docker}/cli-plugins"; fi
+  if [[ -x $plugin_dir/docker-compose ]] || docker compose version >/dev/null 2>&1; then
+    log "docker compose: already installed"
     return
   fi
   command -v go >/dev/null || die "go not found: it is needed to build the docker compose plugin"
-  local plugin_dir=/usr/local/lib/docker/cli-plugins
-  if [[ $(id -u) -ne 0 ]]; then plugin_dir="${DOCKER_CONFIG:-$HOME/.docker}/cli-plugins"; fi
   log "docker compose: building github.com/docker/compose/v5/cmd@$COMPOSE_VERSION (a few minutes)"
   mkdir -p "$plugin_dir"
   (
@@ -132,8 +130,8 @@ install_compose_plugin() {
       -o docker-compose github.com/docker/compose/v5/cmd
     install -m 0755 docker-compose "$plugin_dir/docker-compose"
   )
-  docker compose version >/dev/null 2>&1 || die "docker compose still not working after install"
-  log "docker compose: $(docker compose version 2>&1 | head -n1) installed at $plugin_dir"
+  "$plugin_dir/docker-compose" version >/dev/null 2>&1 || die "docker compose does not run after install"
+  log "docker compose: $("$plugin_dir/docker-compose" version 2>&1 | head -n1) installed at $plugin_dir"
 }
 
 install_apt_packages
