@@ -63,6 +63,29 @@ def _load(config: Path | None, **overrides: Any) -> Any:
     return load_settings(config, **overrides)
 
 
+def settings_problem(exc: Exception) -> str:
+    """One line for a settings error: each bad setting and why, never pydantic's whole report."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(part) for part in err['loc']) or 'settings'}: {err['msg']}"
+            for err in exc.errors(include_url=False)
+        )
+    return str(exc)
+
+
+def _load_or_report(config: Path | None, **overrides: Any) -> Any:
+    """The settings, or None after saying on stderr what is wrong with them (a usage error)."""
+    from pydantic import ValidationError
+
+    try:
+        return _load(config, **overrides)
+    except (OSError, ValueError, ValidationError) as exc:
+        _usage_error(f"settings: {settings_problem(exc)}")
+        return None
+
+
 def _lines(stream: IO[bytes]) -> Iterator[bytes]:
     for line in stream:
         yield line.rstrip(b"\r\n")
@@ -79,11 +102,13 @@ def run_check(args: argparse.Namespace, stdout: IO[bytes]) -> int:
         overrides["workspaces_root"] = args.workspaces
     if args.media_root is not None:
         overrides["media_root"] = args.media_root
+    settings = _load_or_report(args.config, **overrides)
+    if settings is None:
+        return EXIT_USAGE
     try:
-        settings = _load(args.config, **overrides)
         gate = Gate(settings)
     except (OSError, ValueError, ValidationError) as exc:
-        return _usage_error(f"settings: {exc}")
+        return _usage_error(f"settings: {settings_problem(exc)}")
     interactive = args.file == "-"
     try:
         stream: IO[bytes] = sys.stdin.buffer if interactive else open(args.file, "rb")  # noqa: SIM115
@@ -108,7 +133,9 @@ def run_schema(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     from schemas.rich_output import CONTRACT_NAME, rich_output_json_schema
     from streams.contracts import build_registry
 
-    settings = _load(args.config)
+    settings = _load_or_report(args.config)
+    if settings is None:
+        return EXIT_USAGE
     if args.name == CONTRACT_NAME:
         schema = rich_output_json_schema()
     else:
@@ -133,14 +160,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_check(args, stdout)
     if args.command == "schema":
         return run_schema(args, stdout)
-    if args.command == "topics":
-        from streams.topics import run_topics
+    if args.command in ("topics", "demo"):
+        settings = _load_or_report(args.config)
+        if settings is None:
+            return EXIT_USAGE
+        if args.command == "topics":
+            from streams.topics import run_topics
 
-        return run_topics(_load(args.config))
-    if args.command == "demo":
+            return run_topics(settings)
         from streams.demo import run_demo
 
-        return run_demo(_load(args.config))
+        return run_demo(settings)
     return _usage_error(f"unknown command {args.command}")
 
 
