@@ -49,8 +49,11 @@ def main(argv: list[str]) -> int:
             latency.run(max_rate)
     say(f"\nsummary ({time.monotonic() - started:.0f} s, load average {os.getloadavg()[0]:.2f}):")
     for name, value in RATIOS:
-        op, target = TARGETS.get(name, ("", 0.0))
-        verdict = ("meets" if _meets(value, op, target) else "MISSES") if op else ""
+        if name not in TARGETS:
+            say(f"  {name:28s} {value:10.3f}  (reported, no target)")
+            continue
+        op, target = TARGETS[name]
+        verdict = "meets" if _meets(value, op, target) else "MISSES"
         say(f"  {name:28s} {value:10.3f}  target {op} {target:g}  {verdict}")
     return 0
 

@@ -8,13 +8,24 @@ scans a different stratified sample (every k-th reply) of `DS_SAMPLE_BYTES`, and
 measured on that. Recall and false-positive rate use the labelled corpus in tests/leak_corpus:
 a secret is caught when it no longer appears in the masked text (replygate) or when a reported
 secret value contains it (detect-secrets; "lenient" also counts a reported value of 8+
-characters inside the secret). detect-secrets' ad-hoc `scan_line` mode is shown too.
+characters inside the secret). detect-secrets' ad-hoc `scan_line` mode is shown too. Rows
+with a `form` hide their secret (references, escapes, invisible characters): replygate catches
+one when some rule fires and the secret is gone from the masked text as a reader decodes it.
+
+Decoded views (streams/leak_views.py): what building and pre-filtering the views costs per MB,
+on the corpus as generated and on an encoded copy where every reply needs them (HTML-escaped in
+a paragraph, percent-encoded, JSON-escaped, or with zero-width spaces between words), plus the
+masking throughput on that encoded copy. `RATIO leak_views_ms_per_mb` is the encoded figure.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
+from collections.abc import Callable
+from html import escape
+from urllib.parse import quote
 
 from bench.common import fmt, median, ratio, say
 from bench.corpus import build, load_labelled
@@ -53,6 +64,7 @@ def quality(adhoc: bool = False) -> tuple[float, float, float]:
 
 def gate_quality() -> tuple[float, float, float]:
     """replygate's (recall, recall with the right rule id, false-positive rate)."""
+    from streams.leak_views import decoded_text
     from streams.leaks import Masker
 
     masker = Masker()
@@ -61,10 +73,54 @@ def gate_quality() -> tuple[float, float, float]:
     caught = labelled = 0
     for row in secrets:
         out, counts = masker.mask_text(row["text"])
-        caught += row["secret"] not in out
-        labelled += row["secret"] not in out and row["rule"] in counts
+        gone = row["secret"] not in out and row["secret"] not in decoded_text(out)
+        hidden = "form" in row  # its secret was never spelled out: a rule must have fired
+        caught += gone and (bool(counts) or not hidden)
+        labelled += gone and row["rule"] in counts
     fp = sum(1 for row in benign if masker.mask_text(row["text"])[1])
     return caught / len(secrets), labelled / len(secrets), fp / len(benign)
+
+
+# How the encoded copy writes each reply, in turn.
+ENCODINGS: tuple[Callable[[str], str], ...] = (
+    lambda t: f"<p>{escape(t)}</p>",
+    lambda t: quote(t, safe=" "),
+    lambda t: json.dumps(t)[1:-1].replace("/", "\\/"),
+    lambda t: t.replace(" ", "\u200b "),
+)
+
+
+def encoded(replies: list[str]) -> list[str]:
+    return [ENCODINGS[i % len(ENCODINGS)](t) for i, t in enumerate(replies)]
+
+
+def views_ms_per_mb(texts: list[str], rounds: int) -> float:
+    """Median time to build every decoded view of every text and pre-filter each, per MB."""
+    from streams.leaks import Masker
+
+    size = _size(texts) / 1e6
+    times: list[float] = []
+    for _ in range(rounds):
+        masker = Masker()
+        started = time.perf_counter()
+        for text in texts:
+            masker._views_with_hits(text)
+        times.append((time.perf_counter() - started) * 1000 / size)
+    return median(times)
+
+
+def masking_mbs(texts: list[str], rounds: int) -> float:
+    from streams.leaks import Masker
+
+    size = _size(texts) / 1e6
+    rates: list[float] = []
+    for _ in range(rounds):
+        masker = Masker()
+        started = time.perf_counter()
+        for text in texts:
+            masker.mask_text(text)
+        rates.append(size / (time.perf_counter() - started))
+    return median(rates)
 
 
 def run(total: int = CORPUS_BYTES, rounds: int = ROUNDS) -> None:
@@ -122,6 +178,15 @@ def run(total: int = CORPUS_BYTES, rounds: int = ROUNDS) -> None:
         + ("replygate >= detect-secrets" if g_recall >= best else "replygate BELOW detect-secrets")
     )
     ratio("leaks_vs_detect_secrets", median(gate_mbs) / median(ds_mbs))
+    plain_ms = views_ms_per_mb(replies, rounds)
+    hidden = encoded(replies)
+    encoded_ms = views_ms_per_mb(hidden, rounds)
+    say(
+        f"  decoded views: {plain_ms:.1f} ms per MB on the corpus, {encoded_ms:.1f} ms per MB "
+        f"on its encoded copy ({_size(hidden) / 1e6:.1f} MB, every reply needs them); masking "
+        f"the encoded copy {masking_mbs(hidden, rounds):.1f} MB/s"
+    )
+    ratio("leak_views_ms_per_mb", encoded_ms)
 
 
 if __name__ == "__main__":
