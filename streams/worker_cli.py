@@ -28,9 +28,17 @@ def run_worker(argv: Sequence[str]) -> int:
     config, faust_args = split_config(argv)
     if config is not None:
         os.environ["REPLYGATE_CONFIG_FILE"] = config
+    from pydantic import ValidationError
+
+    from streams.cli import settings_problem
     from streams.settings import EXACTLY_ONCE_REFUSED, load_settings
 
-    if load_settings().processing_guarantee == "exactly_once":
+    try:
+        settings = load_settings()
+    except (OSError, ValueError, ValidationError) as exc:
+        print(f"replygate worker: settings: {settings_problem(exc)}", file=sys.stderr)
+        return 2
+    if settings.processing_guarantee == "exactly_once":
         print(f"replygate worker: {EXACTLY_ONCE_REFUSED}", file=sys.stderr)
         return 2
     if not any(a in ("-l", "--loglevel") or a.startswith("--loglevel=") for a in faust_args):
