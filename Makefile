@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 KAFKA_PORT ?= 9092
 export KAFKA_PORT
 
-.PHONY: install tools images kafka-up kafka-down test lint demo bench clean
+.PHONY: install tools images kafka-up kafka-down test lint demo bench crash clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,11 @@ demo: install
 
 bench: install
 	bash scripts/with-kafka.sh $(PY) -m bench
+
+# Crash soak: N runs of random SIGKILLs at the worker's failpoints (`make crash N=20`).
+N ?= 5
+crash: install
+	bash scripts/with-kafka.sh $(PY) -m tests.crash_harness $(N)
 
 clean:
 	bash deploy/kafka-local/kafka-local.sh down || true

@@ -1,7 +1,7 @@
 """`make bench`: every benchmark in turn, then a summary of the RATIO lines and their targets.
 
 `python -m bench [name ...]` runs only the named ones (pipeline_vs_passthrough, check_vs_baseline,
-leaks_vs_detect_secrets, latency). The broker ones need a broker: KAFKA_BOOTSTRAP_SERVERS, or
+leaks_vs_detect_secrets, latency, recovery). The broker ones need a broker: KAFKA_BOOTSTRAP_SERVERS, or
 the local one on 127.0.0.1:$KAFKA_PORT (`make bench` starts it).
 """
 
@@ -11,7 +11,13 @@ import os
 import sys
 import time
 
-from bench import check_vs_baseline, latency, leaks_vs_detect_secrets, pipeline_vs_passthrough
+from bench import (
+    check_vs_baseline,
+    latency,
+    leaks_vs_detect_secrets,
+    pipeline_vs_passthrough,
+    recovery,
+)
 from bench.common import RATIOS, say
 
 # name -> (comparison, target) for the summary; the RATIO lines themselves carry no verdict.
@@ -21,12 +27,21 @@ TARGETS: dict[str, tuple[str, float]] = {
     "check_vs_baseline": (">=", 10.0),
     "leaks_vs_detect_secrets": (">=", 20.0),
     "latency_p99_ms": ("<", 50.0),
+    "recovery_seconds_ratio": ("<=", 1.5),
 }
-ORDER = ("pipeline_vs_passthrough", "check_vs_baseline", "leaks_vs_detect_secrets", "latency")
+ORDER = (
+    "pipeline_vs_passthrough",
+    "check_vs_baseline",
+    "leaks_vs_detect_secrets",
+    "latency",
+    "recovery",
+)
 
 
 def _meets(value: float, op: str, target: float) -> bool:
-    return value >= target if op == ">=" else value < target
+    if op == ">=":
+        return value >= target
+    return value <= target if op == "<=" else value < target
 
 
 def main(argv: list[str]) -> int:
@@ -45,6 +60,8 @@ def main(argv: list[str]) -> int:
             check_vs_baseline.run()
         elif name == "leaks_vs_detect_secrets":
             leaks_vs_detect_secrets.run()
+        elif name == "recovery":
+            recovery.run()
         else:
             latency.run(max_rate)
     say(f"\nsummary ({time.monotonic() - started:.0f} s, load average {os.getloadavg()[0]:.2f}):")

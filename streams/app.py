@@ -13,7 +13,7 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import faust
@@ -27,7 +27,7 @@ from streams.metrics_hooks import WorkerMetrics
 from streams.pipeline import Gate, Source
 from streams.sender import Out, Sender
 from streams.settings import EXACTLY_ONCE_REFUSED, ConfigError, Settings, load_settings
-from streams.state import CLOCK_SKEW, TurnIndex
+from streams.state import TurnIndex
 from streams.store import TurnStore
 
 log = logging.getLogger("replygate.worker")
@@ -80,7 +80,7 @@ def changelog_config(settings: Settings) -> dict[str, str]:
     Expired turns are tombstoned; compaction drops them and, after `delete.retention.ms`, their
     tombstones, so a worker's time to ready does not grow with turns finished long ago.
     """
-    horizon_ms = int((settings.state_horizon_seconds + CLOCK_SKEW.total_seconds()) * 1000)
+    horizon_ms = int(settings.state_keep.total_seconds() * 1000)
     return {
         "cleanup.policy": "compact,delete",
         "retention.ms": str(2 * horizon_ms),
@@ -112,7 +112,7 @@ class Worker:
         self.metrics = WorkerMetrics(settings, self.gate)
         self.store = TurnStore(table)
         self.changelog = table.changelog_topic.get_topic_name()
-        self.index = TurnIndex(timedelta(seconds=settings.state_horizon_seconds))
+        self.index = TurnIndex(settings.state_keep)
         self.index_fresh = False
         self.batch = TurnBatch(self.gate, self.store.get, self.index)
         self.sender = Sender(self._send, settings.send_timeout_seconds)

@@ -82,6 +82,7 @@ class TurnBatch:
     def __post_init__(self) -> None:
         settings = self.gate.settings
         self.horizon = timedelta(seconds=settings.state_horizon_seconds)
+        self.keep = settings.state_keep
         self.handlers: dict[str, Callable[[Source, bytes, datetime], None]] = {
             settings.topic("replies_raw"): self._reply,
             settings.topic("turns_control"): self._control,
@@ -123,7 +124,7 @@ class TurnBatch:
         """Finished turns past the horizon go, by broker time, before the record that sees it."""
         for key in self.index.due(partition, now):
             state = self._stored(partition, key)
-            moment = expires_at(state, self.horizon) if state is not None else None
+            moment = expires_at(state, self.keep) if state is not None else None
             if moment is not None and moment <= now:
                 self._overlay[key] = Write(partition, key, None)
                 self._result.expired += 1

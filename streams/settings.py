@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from contextvars import ContextVar
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -117,6 +118,9 @@ class Settings(BaseSettings):
     # Turn state: a finished turn is remembered this long (broker time), then forgotten; a
     # reply older than this is a dead letter (`turn_expired`), never a second delivery.
     state_horizon_seconds: float = Field(default=7 * 86400.0, ge=1, le=365 * 86400.0)
+    # Agents' clocks may run this far ahead of the broker's: a finished turn is kept this much
+    # longer than the horizon, so a repeat of its reply is known as too old before it is gone.
+    state_clock_skew_seconds: float = Field(default=3600.0, ge=0, le=86400.0)
 
     # The hot path: records judged together, written once per turn, acknowledged together.
     batch_max_records: int = Field(default=500, ge=1, le=100_000)
@@ -159,6 +163,11 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings, env_settings, *_config_sources(_config_file.get()))
+
+    @property
+    def state_keep(self) -> timedelta:
+        """How long a finished turn's state is kept: the horizon plus the allowed clock skew."""
+        return timedelta(seconds=self.state_horizon_seconds + self.state_clock_skew_seconds)
 
     def topic(self, name: str) -> str:
         """The real topic name for a logical name (`replies_raw`, ..., or `delivery.<platform>`)."""

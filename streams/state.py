@@ -20,12 +20,6 @@ from streams.pipeline import PendingTurn, iso, parse_iso
 
 Status = Literal["pending", "finished"]
 
-# Agents' clocks may run ahead of the broker's by up to this much: a finished turn is kept this
-# much longer than the horizon, so a repeat of its reply (stamped `produced_at` by the agent)
-# is recognised as too old before its state can be gone.
-CLOCK_SKEW = timedelta(hours=1)
-
-
 @dataclass(frozen=True, slots=True)
 class TurnState:
     """A turn that waits for its correction (`pending`) or has its one outcome (`finished`)."""
@@ -104,11 +98,11 @@ def _flat(state: TurnState | None) -> TurnState | None:
     return TurnState(state.status, state.source, state.at, state.pending, state.outcome)
 
 
-def expires_at(state: TurnState, horizon: timedelta) -> datetime | None:
-    """When a finished turn's state may go; a pending turn goes only by finishing."""
+def expires_at(state: TurnState, keep: timedelta) -> datetime | None:
+    """When a finished turn's state may go (`keep` after it finished); pending never expires."""
     if state.status != "finished":
         return None
-    return parse_iso(state.at) + horizon + CLOCK_SKEW
+    return parse_iso(state.at) + keep
 
 
 @dataclass
@@ -119,7 +113,7 @@ class TurnIndex:
     hold stale entries (a turn written again); `due` callers check the stored value.
     """
 
-    horizon: timedelta
+    keep: timedelta
     pending: dict[bytes, tuple[int, PendingTurn]] = field(default_factory=dict)
     # per partition, a heap of (epoch seconds, key): floats keep a million entries small
     _expiry: dict[int, list[tuple[float, bytes]]] = field(default_factory=dict)
@@ -142,7 +136,7 @@ class TurnIndex:
             return
         self.pending.pop(key, None)
         if state is not None:
-            moment = expires_at(state, self.horizon)
+            moment = expires_at(state, self.keep)
             if moment is not None:
                 entry = (moment.timestamp(), key)
                 heapq.heappush(self._expiry.setdefault(partition, []), entry)

@@ -16,11 +16,12 @@ import pytest
 from streams.batch import BatchResult, TurnBatch, Write, deadline_topic
 from streams.pipeline import Gate, Source
 from streams.settings import Settings
-from streams.state import CLOCK_SKEW, TurnIndex, TurnState
+from streams.state import TurnIndex, TurnState
 from tests.samples import encode, raw_reply, tool_call
 
 T0 = datetime(2026, 11, 30, 12, 0, 5, tzinfo=UTC)
 HORIZON = timedelta(days=7)
+CLOCK_SKEW = timedelta(hours=1)
 
 
 class Harness:
@@ -30,7 +31,7 @@ class Harness:
         self.settings = Settings(workspaces_root=tmp, media_root=tmp, **settings)
         self.gate = Gate(self.settings)
         self.stored: dict[bytes, bytes] = {}
-        self.index = TurnIndex(HORIZON)
+        self.index = TurnIndex(self.settings.state_keep)
         self.batch = TurnBatch(self.gate, lambda _p, key: self.stored.get(key), self.index)
 
     def source(self, name: str, offset: int, at: datetime = T0, partition: int = 0) -> Source:
@@ -157,7 +158,7 @@ def test_the_index_is_rebuilt_from_the_store(h: Harness) -> None:
             (h.source("replies_raw", 2), raw_reply(turn_id="t-2")),
         ]
     )
-    rebuilt = TurnIndex(HORIZON)
+    rebuilt = TurnIndex(HORIZON + CLOCK_SKEW)
     rebuilt.rebuild((0, key, value) for key, value in h.stored.items())
     assert set(rebuilt.pending) == {b"t-42"}
     assert list(rebuilt.due(0, T0 + HORIZON + CLOCK_SKEW)) == [b"t-2"]

@@ -1,0 +1,167 @@
+"""Time to ready must not grow with turns finished before the state horizon.
+
+Two deployments, one with 2,000 and one with 200,000 finished turns. A worker judges them, the
+horizon (a few seconds here) passes, a tick record per partition makes the worker expire them
+all (tombstones), the broker compacts and deletes the changelog's old segments, and then a
+fresh worker (empty data directory, memory store) is timed from start to `/readyz`.
+
+RATIO recovery_seconds_ratio = time to ready (200,000) / time to ready (2,000); target <= 1.5.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import orjson
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from bench.common import fmt, median, ratio, say
+from bench.kafka import Deployment, Worker, produce_all, watch
+from streams.demo import free_port
+
+HORIZON_SECONDS = 5.0
+SIZES = (2_000, 200_000)
+PARTITIONS = 4
+
+
+def _reply(turn: str, conversation: str) -> bytes:
+    text = orjson.dumps({"segments": [{"type": "text", "data": {"text": f"done {turn}"}}]})
+    return orjson.dumps(
+        {
+            "turn_id": turn,
+            "conversation_id": conversation,
+            "platform": "im",
+            "contract": "im.segments.v1",
+            "attempt": 0,
+            "output": {"text": text.decode()},
+            "produced_at": datetime.now(UTC).isoformat(),
+        }
+    )
+
+
+def _settings_env(port: int) -> dict[str, str]:
+    return {
+        "REPLYGATE_STATE_HORIZON_SECONDS": str(HORIZON_SECONDS),
+        "REPLYGATE_STATE_CLOCK_SKEW_SECONDS": "0",
+        "REPLYGATE_METRICS_PORT": str(port),
+    }
+
+
+def _scrape(port: int, name: str) -> float:
+    try:
+        text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+    except httpx.HTTPError:
+        return 0.0
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith(name) and not line.startswith("#")
+    )
+
+
+def _ready(port: int) -> bool:
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+async def _ticks(dep: Deployment, round_no: int) -> None:
+    """One fresh turn on each partition: broker time moves on, old turns expire."""
+    records = [
+        (dep.topic("replies_raw"), f"tick-{p}".encode(), _reply(f"tick-{round_no}-{p}", f"k{p}"))
+        for p in range(PARTITIONS * 4)
+    ]
+    await produce_all(dep.servers, records)
+
+
+async def _changelog_records(dep: Deployment) -> int:
+    """Records still in the turn changelog (end minus start offsets, all partitions)."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=dep.servers)
+    await consumer.start()
+    try:
+        topic = f"{dep.app_id}-turns-changelog"
+        parts = [TopicPartition(topic, p) for p in range(PARTITIONS)]
+        ends = await consumer.end_offsets(parts)
+        starts = await consumer.beginning_offsets(parts)
+        return sum(ends[tp] - starts[tp] for tp in parts)
+    finally:
+        await consumer.stop()
+
+
+def _fill_and_expire(dep: Deployment, n: int, workdir: Path) -> int:
+    """n finished turns, all expired; returns the changelog records left after cleanup."""
+    port = free_port()
+    worker = dep.start_worker(workdir / "fill", **_settings_env(port))
+    try:
+        records = [
+            (dep.topic("replies_raw"), f"c-{i % 997}".encode(), _reply(f"t-{i}", f"c-{i % 997}"))
+            for i in range(n)
+        ]
+        asyncio.run(produce_all(dep.servers, records))
+        seen = asyncio.run(watch(dep.servers, [dep.topic("delivery.im")], n, 600, alive=worker.alive))
+        if len(seen.records) < n:
+            raise RuntimeError(f"only {len(seen.records)} of {n} delivered\n{worker.tail()}")
+        time.sleep(HORIZON_SECONDS + 1)
+        deadline = time.monotonic() + 240
+        tick = 0
+        while _scrape(port, "replygate_expired_turns_total") < n and time.monotonic() < deadline:
+            asyncio.run(_ticks(dep, tick))
+            tick += 1
+            time.sleep(1)
+        expired = _scrape(port, "replygate_expired_turns_total")
+        # The broker compacts the tombstoned turns and deletes old segments (retention check
+        # interval of the local broker: 60 s); ticks keep rolling segments meanwhile.
+        left = asyncio.run(_changelog_records(dep))
+        while left > PARTITIONS * 64 and time.monotonic() < deadline:
+            asyncio.run(_ticks(dep, tick))
+            tick += 1
+            time.sleep(2)
+            left = asyncio.run(_changelog_records(dep))
+        say(f"  {n:,} turns: {expired:,.0f} expired, {left:,} changelog records left")
+        return left
+    finally:
+        worker.stop()
+
+
+def _time_to_ready(dep: Deployment, workdir: Path) -> float:
+    port = free_port()
+    started = time.monotonic()
+    worker: Worker = dep.start_worker(workdir, **_settings_env(port))
+    try:
+        while not _ready(port):
+            if not worker.alive() or time.monotonic() - started > 300:
+                raise RuntimeError(f"worker never ready\n{worker.tail()}")
+            time.sleep(0.05)
+        return time.monotonic() - started
+    finally:
+        worker.stop()
+
+
+def run(rounds: int = 2) -> float:
+    say("\nrecovery_seconds_ratio: time to ready with expired turns in the changelog")
+    results: dict[int, list[float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in SIZES:
+            dep = Deployment(partitions=PARTITIONS)
+            dep.create_topics()
+            try:
+                _fill_and_expire(dep, n, Path(tmp) / f"n{n}")
+                results[n] = [
+                    _time_to_ready(dep, Path(tmp) / f"n{n}-ready{r}") for r in range(rounds)
+                ]
+                say(f"  {n:,} turns: time to ready {fmt(results[n], 2)} s")
+            finally:
+                dep.cleanup()
+    value = median(results[SIZES[1]]) / median(results[SIZES[0]])
+    ratio("recovery_seconds_ratio", value)
+    return value
+
+
+if __name__ == "__main__":
+    run()
