@@ -1,8 +1,8 @@
 """`make bench`: every benchmark in turn, then a summary of the RATIO lines and their targets.
 
 `python -m bench [name ...]` runs only the named ones (pipeline_vs_passthrough, check_vs_baseline,
-leaks_vs_detect_secrets, latency, recovery). The broker ones need a broker: KAFKA_BOOTSTRAP_SERVERS, or
-the local one on 127.0.0.1:$KAFKA_PORT (`make bench` starts it).
+leaks_vs_detect_secrets, latency, recovery). The broker ones need a broker: KAFKA_BOOTSTRAP_SERVERS,
+or the local one on 127.0.0.1:$KAFKA_PORT (`make bench` starts it).
 """
 
 from __future__ import annotations

@@ -104,7 +104,8 @@ def _fill_and_expire(dep: Deployment, n: int, workdir: Path) -> int:
             for i in range(n)
         ]
         asyncio.run(produce_all(dep.servers, records))
-        seen = asyncio.run(watch(dep.servers, [dep.topic("delivery.im")], n, 600, alive=worker.alive))
+        delivery = [dep.topic("delivery.im")]
+        seen = asyncio.run(watch(dep.servers, delivery, n, 600, alive=worker.alive))
         if len(seen.records) < n:
             raise RuntimeError(f"only {len(seen.records)} of {n} delivered\n{worker.tail()}")
         time.sleep(HORIZON_SECONDS + 1)
