@@ -46,10 +46,23 @@ _JSON_ESCAPE = re.compile(
 )
 # Character references: numeric, named with `;`, and the legacy names a browser also reads
 # without one (`&amp`, `&copy`); a bare `&` of a query string is no token at all.
-_LEGACY_NAMES: Final = sorted((k for k in html5_entities if not k.endswith(";")), key=len)[::-1]
+def _alternation(names: frozenset[str], ignore_case: bool = False) -> str:
+    """An alternation of literal names grouped by first character (the regex engine tries
+    branches in turn: one character test each instead of a whole name each)."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(name[0], []).append(re.escape(name[1:]))
+    branches = "|".join(
+        re.escape(first) + "(?:" + "|".join(sorted(rests, key=lambda r: (-len(r), r))) + ")"
+        for first, rests in sorted(groups.items())
+    )
+    return f"(?i:{branches})" if ignore_case else f"(?:{branches})"
+
+
+_LEGACY_NAMES: Final = frozenset(k for k in html5_entities if not k.endswith(";"))
 _ENTITY = (
-    r"&(?:#[xX][0-9a-fA-F]++;?|#[0-9]++;?|[A-Za-z][A-Za-z0-9]{0,31};"
-    rf"|(?:{'|'.join(_LEGACY_NAMES)}))"
+    r"&(?:#[xX][0-9a-fA-F]++;?|#[0-9]++;?|[A-Za-z][A-Za-z0-9]{0,31}+;"
+    rf"|{_alternation(_LEGACY_NAMES)})"
 )
 _ENTITIES = re.compile(_ENTITY)
 # A tag cannot hold `<` here, so a search from one `<` stops at the next: linear overall.
@@ -69,20 +82,7 @@ _HTML_TAGS: Final = frozenset(
 _TAG_REST = r"(?:[\t\n\f\r /][^<>]*+)?>"
 
 
-def _names(names: frozenset[str]) -> str:
-    """An alternation of tag names matched in any case, grouped by first letter (the regex
-    engine tries branches in turn: one letter test each instead of a whole name each)."""
-    groups: dict[str, list[str]] = {}
-    for name in names:
-        groups.setdefault(name[0], []).append(re.escape(name[1:]))
-    branches = (
-        first + "(?:" + "|".join(sorted(rests, key=lambda r: (-len(r), r))) + ")"
-        for first, rests in sorted(groups.items())
-    )
-    return "(?i:" + "|".join(branches) + ")"
-
-
-_MARKUP = re.compile(rf"<(/?)({_names(_HTML_TAGS)}){_TAG_REST}|{_ENTITY}")
+_MARKUP = re.compile(rf"<(/?)({_alternation(_HTML_TAGS, ignore_case=True)}){_TAG_REST}|{_ENTITY}")
 _PERCENT = re.compile(r"%[0-7][0-9A-Fa-f]|(?:%[89A-Fa-f][0-9A-Fa-f])++")
 _PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})++")
 # Elements that render inline: their tags join the text around them.
@@ -92,8 +92,8 @@ _INLINE_TAGS: Final = frozenset(
     | {"tt", "u", "var", "wbr"}
 )
 # The rendered text without the way back, in two C-speed passes: inline tags, then the rest.
-_INLINE_TAG = re.compile(rf"</?{_names(_INLINE_TAGS)}{_TAG_REST}")
-_ANY_TAG = re.compile(rf"</?{_names(_HTML_TAGS)}{_TAG_REST}")
+_INLINE_TAG = re.compile(rf"</?{_alternation(_INLINE_TAGS, ignore_case=True)}{_TAG_REST}")
+_ANY_TAG = re.compile(rf"</?{_alternation(_HTML_TAGS, ignore_case=True)}{_TAG_REST}")
 # Beyond this many digits a character reference is out of range whatever it says.
 _MAX_REF_DIGITS = 8
 
@@ -107,8 +107,7 @@ def may_hide(text: str) -> bool:
         "&" in text
         or "%" in text
         or "<" in text
-        or "\\u" in text
-        or "\\/" in text
+        or ("\\" in text and ("\\u" in text or "\\/" in text))
         or not text.isascii()
     )
 
@@ -189,7 +188,7 @@ class _Stage:
 
 JSON: Final = _Stage(
     "json",
-    lambda t: "\\u" in t or "\\/" in t,
+    lambda t: "\\" in t and ("\\u" in t or "\\/" in t),
     _JSON_ESCAPE,
     _json,
     lambda t: _JSON_ESCAPE.sub(_text_of(_json), t),

@@ -20,7 +20,7 @@ import re2
 
 from schemas.errors import child_path
 from streams.leak_rules import BUILTIN_RULES, Reject, is_placeholder
-from streams.leak_views import View, decoded_views, may_hide
+from streams.leak_views import View, decoded_views
 
 if TYPE_CHECKING:
     from streams.settings import Settings
@@ -251,7 +251,7 @@ class Masker:
             return text, {}
         data = text.encode("utf-8", "surrogatepass")
         hit = self._prefilter(data, 0) is not None
-        views = self._views_with_hits(text) if may_hide(text) else []
+        views = self._views_with_hits(text)
         if views:
             return self._mask_with_views(text, data if hit else None, views)
         regions = _resolve(self._candidates(data), data) if hit else []
