@@ -12,8 +12,12 @@ value), invisible and format characters removed (Unicode Cf, zero-width, soft hy
 selectors, fillers). A second chain renders markup: tags become nothing (inline elements) or a
 line break (everything else), so a token split by `<b>` or a PEM block split by `<br>` reads
 whole; tags are structural, never masked. Every stage is one regex pass (no nested quantifiers,
-possessive runs) plus a callback per token, so a view costs time linear in the text, and
-entities are decoded once, never repeatedly (`&amp;amp;` reads `&amp;`, as in a browser).
+possessive runs), so a view costs time linear in the text, and references are decoded once,
+never repeatedly (`&amp;amp;` reads `&amp;`, as in a browser).
+
+A view's text is first built the fast way (C-level substitutions, one call per run or per real
+reference); the way back, a token pass with a callback per rewritten token, is built only for a
+view in which the masker's pre-filter finds something.
 """
 
 from __future__ import annotations
@@ -29,6 +33,20 @@ from html.entities import html5 as html5_entities
 from typing import Final
 
 __all__ = ["View", "decoded_text", "decoded_views", "may_hide"]
+
+
+def _alternation(names: frozenset[str], ignore_case: bool = False) -> str:
+    """An alternation of literal names grouped by first character (the regex engine tries
+    branches in turn: one character test each instead of a whole name each)."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(name[0], []).append(re.escape(name[1:]))
+    branches = "|".join(
+        re.escape(first) + "(?:" + "|".join(sorted(rests, key=lambda r: (-len(r), r))) + ")"
+        for first, rests in sorted(groups.items())
+    )
+    return f"(?i:{branches})" if ignore_case else f"(?:{branches})"
+
 
 # Characters that render as nothing, or join or split text invisibly: Unicode Cf (soft hyphen,
 # zero-width space/joiners, bidi controls, word joiner, BOM, tags), plus the fillers and
@@ -46,26 +64,12 @@ _JSON_ESCAPE = re.compile(
 )
 # Character references: numeric, named with `;`, and the legacy names a browser also reads
 # without one (`&amp`, `&copy`); a bare `&` of a query string is no token at all.
-def _alternation(names: frozenset[str], ignore_case: bool = False) -> str:
-    """An alternation of literal names grouped by first character (the regex engine tries
-    branches in turn: one character test each instead of a whole name each)."""
-    groups: dict[str, list[str]] = {}
-    for name in names:
-        groups.setdefault(name[0], []).append(re.escape(name[1:]))
-    branches = "|".join(
-        re.escape(first) + "(?:" + "|".join(sorted(rests, key=lambda r: (-len(r), r))) + ")"
-        for first, rests in sorted(groups.items())
-    )
-    return f"(?i:{branches})" if ignore_case else f"(?:{branches})"
-
-
 _LEGACY_NAMES: Final = frozenset(k for k in html5_entities if not k.endswith(";"))
 _ENTITY = (
     r"&(?:#[xX][0-9a-fA-F]++;?|#[0-9]++;?|[A-Za-z][A-Za-z0-9]{0,31}+;"
     rf"|{_alternation(_LEGACY_NAMES)})"
 )
 _ENTITIES = re.compile(_ENTITY)
-# A tag cannot hold `<` here, so a search from one `<` stops at the next: linear overall.
 # HTML elements: only their tags are markup; `<password>` or `<T>` in prose or code stay text.
 _HTML_TAGS: Final = frozenset(
     {"a", "abbr", "address", "area", "article", "aside", "audio", "b", "bdi", "bdo", "big"}
@@ -79,9 +83,8 @@ _HTML_TAGS: Final = frozenset(
     | {"summary", "sup", "table", "tbody", "td", "textarea", "tfoot", "th", "thead", "time"}
     | {"tr", "tt", "u", "ul", "var", "wbr"}
 )
+# A tag cannot hold `<` here, so a search from one `<` stops at the next: linear overall.
 _TAG_REST = r"(?:[\t\n\f\r /][^<>]*+)?>"
-
-
 _MARKUP = re.compile(rf"<(/?)({_alternation(_HTML_TAGS, ignore_case=True)}){_TAG_REST}|{_ENTITY}")
 _PERCENT = re.compile(r"%[0-7][0-9A-Fa-f]|(?:%[89A-Fa-f][0-9A-Fa-f])++")
 _PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})++")
@@ -113,6 +116,7 @@ def may_hide(text: str) -> bool:
 
 
 def _json(m: re.Match[str]) -> _Decoded:
+    """One JSON escape as its character: `\\\\`, `\\/`, `\\uXXXX` (a surrogate pair as one)."""
     token = m.group()
     if token[1] in "\\/":
         return token[1], False
@@ -135,10 +139,12 @@ def _charref(token: str) -> str:
 
 
 def _entity(m: re.Match[str]) -> _Decoded:
+    """One character reference, decoded."""
     return _charref(m.group()), False
 
 
 def _markup(m: re.Match[str]) -> _Decoded:
+    """A tag as the reader sees it (nothing inline, a line break otherwise), or a reference."""
     name = m.group(2)
     if name is None:
         return _charref(m.group()), False
@@ -146,6 +152,7 @@ def _markup(m: re.Match[str]) -> _Decoded:
 
 
 def _percent(m: re.Match[str]) -> _Decoded:
+    """One ASCII escape as its character, or a run of high bytes decoded as UTF-8 together."""
     token = m.group()
     if len(token) == 3 and token[1] < "8":
         return chr(int(token[1:], 16)), False
@@ -159,10 +166,13 @@ def _utf8(m: re.Match[str]) -> str:
 
 
 def _invisible(_m: re.Match[str]) -> _Decoded:
+    """Invisible characters read as nothing."""
     return "", False
 
 
 def _text_of(decode: Callable[[re.Match[str]], _Decoded]) -> Callable[[re.Match[str]], str]:
+    """A token decoder for `re.sub`: its text only."""
+
     def text(m: re.Match[str]) -> str:
         return decode(m)[0]
 
@@ -232,6 +242,7 @@ class View:
 
     @property
     def stage(self) -> str:
+        """The stage that made this view (`json`, `entities`, `markup`, ...)."""
         return self._stage.name
 
     def __repr__(self) -> str:
@@ -246,6 +257,7 @@ class View:
         return self.text
 
     def _token_arrays(self) -> tuple[array[int], array[int], bytearray]:
+        """The tokens (spans in the source, lengths here, markup flags), built if need be."""
         self.exact()
         assert self._tokens is not None
         return self._tokens
@@ -286,6 +298,7 @@ class View:
         return _cut(src_start, src_end, self._markup_between(first, last))
 
     def _markup_between(self, first: int, last: int) -> list[tuple[int, int]]:
+        """Source spans of the markup tokens among tokens [first, last)."""
         spans, _lens, struct = self._token_arrays()
         if not any(struct[first:last]):
             return []

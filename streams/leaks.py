@@ -6,6 +6,10 @@ pass of a combined pattern tells whether a string holds anything at all (most do
 then does each rule run on its own to find exact spans. A match becomes
 `[REDACTED:<rule-id>]`. Secrets never appear in results, exceptions, reprs or logs: a hit
 names the rule, the JSON path and a count.
+
+The rules also run on the decoded views of a string (`leak_views`: JSON escapes, character
+references, percent-escapes, rendered markup, invisible characters removed), and a match there
+masks the characters of the original that spell it, so what leaves holds no decodable secret.
 """
 
 from __future__ import annotations
