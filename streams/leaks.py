@@ -24,7 +24,7 @@ import re2
 
 from schemas.errors import child_path
 from streams.leak_rules import BUILTIN_RULES, Reject, is_placeholder
-from streams.leak_views import View, decoded_views
+from streams.leak_views import View, decoded_text, decoded_views
 
 if TYPE_CHECKING:
     from streams.settings import Settings
@@ -347,7 +347,7 @@ class Masker:
 
     def _mask_value(self, key: str | None, value: str) -> tuple[str, dict[str, int]]:
         new, counts = self.mask_text(value)
-        if counts or key is None or not _is_secret_key(key):
+        if counts or key is None or not _is_secret_key(decoded_text(key)):
             return new, counts
         if _reject_keyed_value(value):
             return new, counts

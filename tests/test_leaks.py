@@ -978,6 +978,7 @@ def test_evasions_never_survive(drawn: tuple[str, str, str], form: str, rng: ran
     assert counts, (rule, form)
     assert secret not in reader(out), (rule, form)
     assert out.startswith("Here it is: ") and out.endswith(" (keep it safe).")
+    assert MASKER.mask_text(out) == (out, {}), (rule, form)  # nothing decodable is left
 
 
 PAT_BODY = PAT[4:]
@@ -1161,3 +1162,12 @@ def test_quick_views_equal_exact_views(text: str) -> None:
         for i in range(len(quick)):
             spans = view.to_original(i, i + 1)
             assert all(0 <= s < e <= len(text) for s, e in spans)
+
+
+def test_secret_named_keys_are_read_decoded() -> None:
+    for key in ("pass&#119;ord", "api\\u005fkey", "client%5Fsecret", "to\u200bken"):
+        new, hits = MASKER.mask_tree({key: "Zx81kq-Lm02"})
+        assert new == {key: "[REDACTED:password-assignment]"}, key
+        assert [h.rule for h in hits] == ["password-assignment"]
+    # decoded, these keys name no secret: their values stay
+    assert MASKER.mask_tree({"max&#95;tokens": "Zx81kq-Lm02", "to%6Bens": "Zx81kq-Lm02"})[1] == []
