@@ -8,6 +8,7 @@ state is durable before its outputs are sent, and both before its input is ackno
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
@@ -97,6 +98,10 @@ def source_of(event: EventT[bytes]) -> Source:
     return Source(message.topic, message.partition, message.offset, stamp, message.key)
 
 
+# A deadline event not yet processed is sent again after this long (it may have been lost).
+DEADLINE_RESEND_SECONDS = 10.0
+
+
 class Worker:
     """One batch at a time: judge, write the turns' state, send the outputs, then acknowledge.
 
@@ -117,9 +122,16 @@ class Worker:
         self.batch = TurnBatch(self.gate, self.store.get, self.index)
         self.sender = Sender(self._send, settings.send_timeout_seconds)
         self.declared: set[str] = set()
+        # turn key -> monotonic time before which its deadline event is not sent again
+        self.deadline_sent: dict[bytes, float] = {}
 
     async def _send(self, *args: Any) -> Any:
         return await self.app.producer.send(*args)
+
+    async def _acked(self, record: Out) -> Any:
+        return await (
+            await self._send(record.topic, record.key, record.value, record.partition, None, None)
+        )
 
     def refresh_index(self) -> None:
         """After a rebalance, find the pending turns and expiry order in the recovered store."""
@@ -194,7 +206,7 @@ class Worker:
         """Expired pending turns become deadline events on their own partition.
 
         Only partitions this worker owns now: after a rebalance the new owner scans them. The
-        events are idempotent triggers; a lost one is sent again on the next scan.
+        events are idempotent triggers; one not processed yet is sent again after a while.
         """
         app = self.app
         recovery = app.tables.recovery  # type: ignore[attr-defined]  # untyped in Faust
@@ -203,26 +215,24 @@ class Worker:
         self.refresh_index()
         topic = deadline_topic(self.settings)
         owned = {tp.partition for tp in app.assignor.assigned_actives() if tp.topic == topic}
-        now = datetime.now(UTC)
-        due = []
+        now, clock = datetime.now(UTC), time.monotonic()
+        due: list[Out] = []
         count = 0
         for key, (partition, pending) in list(self.index.pending.items()):
             if partition not in owned:
                 continue
             count += 1
-            if datetime.fromisoformat(pending.deadline) <= now:
+            resend_at = self.deadline_sent.get(key, 0.0)
+            if datetime.fromisoformat(pending.deadline) <= now and clock >= resend_at:
                 event = orjson.dumps({"turn_id": key.decode()})
                 due.append(Out(topic, pending.conversation_id.encode(), event, partition))
+                self.deadline_sent[key] = clock + DEADLINE_RESEND_SECONDS
         self.metrics.pending(count)
-        for record in due:
-            try:
-                await (
-                    await self._send(
-                        record.topic, record.key, record.value, record.partition, None, None
-                    )
-                )
-            except Exception as exc:  # the next scan sends it again
-                log.warning("deadline event not sent (%s)", type(exc).__name__)
+        for key in [k for k in self.deadline_sent if k not in self.index.pending]:
+            del self.deadline_sent[key]
+        for outcome in await asyncio.gather(*map(self._acked, due), return_exceptions=True):
+            if isinstance(outcome, BaseException):  # sent again after DEADLINE_RESEND_SECONDS
+                log.warning("deadline event not sent (%s)", type(outcome).__name__)
 
 
 def create_app(settings: Settings) -> faust.App:

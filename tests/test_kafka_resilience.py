@@ -1,10 +1,18 @@
-"""Crashes and restarts: exactly one outcome per turn, nothing lost (issue: stream processor)."""
+"""Crashes, rebalances and broker outages: one outcome per turn, nothing lost, nothing leaked.
+
+Each test kills a worker with SIGKILL at one chosen point of a batch (`streams.failpoints`),
+checks that it did die there, lets a clean worker finish the stream and reads every output
+topic: every turn has exactly one outcome of the right kind, no two different outcomes, no
+dead letter, no secret; where the kill fell after a durable write, replay must have happened.
+`make crash N=...` repeats random kills.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import signal
+import subprocess
+import sys
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -13,177 +21,120 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.kafka_support import Deployment, PrivateBroker, collect, produce
-from tests.samples import im_text, raw_reply
+from tests.crash_harness import CrashRun, turn_records, wait_killed
+from tests.kafka_support import REPO, Deployment, PrivateBroker, collect, produce
+from tests.samples import raw_reply
 
 pytestmark = pytest.mark.kafka
 
 PLATFORM_TOPIC = "delivery.im"
 
 
-def turns(start: int, stop: int) -> list[tuple[str, dict[str, Any]]]:
-    """A mix: most turns valid; every tenth invalid (expires); every tenth+5 fixed later."""
-    out = []
-    for i in range(start, stop):
-        conv = f"c-{i % 97}"
-        if i % 10 == 0:
-            record = raw_reply(turn_id=f"t-{i}", conversation_id=conv, output={"text": "prose"})
-        elif i % 10 == 5:
-            record = raw_reply(turn_id=f"t-{i}", conversation_id=conv, output={"text": "[1]"})
-        else:
-            text = im_text([{"type": "text", "data": {"text": f"answer {i}"}}])
-            record = raw_reply(turn_id=f"t-{i}", conversation_id=conv, output={"text": text})
-        out.append((conv, record))
-    return out
+@pytest.mark.parametrize(
+    ("failpoint", "replays"),
+    [
+        ("before_state_write@2", False),  # nothing of the batch is durable
+        ("after_state_write@2", True),  # state durable, no output sent yet
+        ("mid_outputs@2", True),  # half the batch's outputs acknowledged
+        ("after_outputs@2", True),  # all outputs acknowledged, the input not committed
+        ("pending_state_written@1", True),  # correction requests decided, not yet sent
+    ],
+)
+def test_a_kill_at_each_point_loses_nothing(tmp_path: Path, failpoint: str, replays: bool) -> None:
+    report = CrashRun(tmp_path, failpoint).run()
+    assert report.sound, report.line()
+    assert report.corrected > 0, f"no correction got through: {report.line()}"
+    if replays:
+        assert report.replayed > 0, f"no replay happened: {report.line()}"
 
 
-def corrections(start: int, stop: int) -> list[tuple[str, dict[str, Any]]]:
-    return [
-        (f"c-{i % 97}", raw_reply(turn_id=f"t-{i}", conversation_id=f"c-{i % 97}", attempt=1))
-        for i in range(start, stop)
-        if i % 10 == 5
-    ]
+def test_a_kill_while_a_deadline_fires_sends_one_notice(tmp_path: Path) -> None:
+    """The failure notice's state is durable when the worker dies; the next one re-sends it."""
+    report = CrashRun(
+        tmp_path, "deadline_state_written@1", corrections=False, deadline_seconds=6
+    ).run()
+    assert report.sound, report.line()
+    assert report.replayed > 0, report.line()
 
 
-def expected_kind(i: int) -> tuple[str, bool]:
-    if i % 10 == 0:
-        return "failure_notice", False
-    return "reply", i % 10 == 5
-
-
-def outcome_report(
-    records: list[tuple[str, bytes | None, bytes]],
-) -> tuple[dict[str, set[bytes]], int]:
-    seen: dict[str, set[bytes]] = defaultdict(set)
-    copies = 0
-    for _topic, _key, value in records:
-        delivery_id = orjson.loads(value)["delivery_id"]
-        copies += 1
-        seen[delivery_id].add(value)
-    return seen, copies
-
-
-def test_two_workers_one_killed_halfway(tmp_path: Path) -> None:
-    """at_least_once: a SIGKILLed worker may repeat a delivery only as the identical record."""
-    guarantee, total = "at_least_once", 5000
-    half = total // 2
-    deployment = Deployment(partitions=8)
-    deployment.create_topics()
-    env = {
-        # long enough that corrections sent after the restart beat it on a loaded machine
-        "REPLYGATE_CORRECTION_DEADLINE_SECONDS": "60",
-        "REPLYGATE_PROCESSING_GUARANTEE": guarantee,
-    }
-    deployment.start_worker(tmp_path, **env)
-    victim = deployment.start_worker(tmp_path, **env)
-    delivery = deployment.topic(PLATFORM_TOPIC)
+def test_a_kill_during_a_rebalance_with_two_workers(tmp_path: Path) -> None:
+    """A second worker joins; the first dies while its partitions are being taken away."""
+    run = CrashRun(tmp_path, "partitions_revoked", total=3000)
+    d = run.deployment
+    d.create_topics()
+    first = d.start_worker(tmp_path, REPLYGATE_FAILPOINT="partitions_revoked", **run.base_env)
     try:
-        asyncio.run(produce(deployment.topic("replies.raw"), turns(0, half)))
-        # wait until the workers are halfway through the first half, then kill one
-        asyncio.run(
-            collect([delivery], lambda r: len(r) >= half // 3, timeout=120, isolation=guarantee)
-        )
-        os.killpg(victim.pid, signal.SIGKILL)
-        victim.wait(10)
-        asyncio.run(produce(deployment.topic("replies.raw"), turns(half, total)))
-        deployment.start_worker(tmp_path, **env)
-        asyncio.run(produce(deployment.topic("replies.raw"), corrections(0, total)))
+        asyncio.run(produce(d.topic("replies.raw"), turn_records(0, run.total)))
+        delivery = d.topic(PLATFORM_TOPIC)
+        asyncio.run(collect([delivery], lambda r: len(r) >= 300, timeout=120))
+        second = d.start_worker(tmp_path, **run.base_env)
+        assert wait_killed(first, 90), f"no rebalance reached the first worker\n{d.log_tail()}"
+        from tests.crash_harness import cancel_records, correction_records
 
-        def complete(records: list[tuple[str, bytes | None, bytes]]) -> bool:
-            return len(outcome_report(records)[0]) >= total
-
-        started = time.monotonic()
-        records = asyncio.run(
-            collect([delivery], complete, timeout=240, settle=5, isolation=guarantee)
-        )
-        elapsed = time.monotonic() - started
+        asyncio.run(produce(d.topic("turns.control"), cancel_records(0, run.total)))
+        asyncio.run(produce(d.topic("replies.raw"), correction_records(0, run.total)))
+        report = run.finish(second)
     finally:
-        deployment.stop_all()
-    seen, copies = outcome_report(records)
-    missing = [i for i in range(total) if f"t-{i}" not in seen]
-    assert not missing, (
-        f"{len(missing)} turns without an outcome, e.g. {missing[:5]}\n{deployment.log_tail()}"
+        d.stop_all()
+    assert report.sound, report.line()
+    print(f"rebalance kill: {report.line()}")
+
+
+def test_exactly_once_is_refused_at_start(tmp_path: Path) -> None:
+    """No option that half works: the worker says why and points to at_least_once."""
+    env = {**os.environ, "REPLYGATE_PROCESSING_GUARANTEE": "exactly_once"}
+    done = subprocess.run(
+        [sys.executable, "-m", "streams.cli", "worker"],
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
-    different = {k: v for k, v in seen.items() if len(v) > 1}
-    assert not different, f"turns with two different outcomes: {sorted(different)[:5]}"
-    for i in range(total):
-        (value,) = seen[f"t-{i}"]
-        delivery_record = orjson.loads(value)
-        assert (delivery_record["kind"], delivery_record["corrected"]) == expected_kind(i)
-    repeats = copies - total
-    # identical repeats are allowed under at_least_once: reported, not bounded
-    print(f"{guarantee}: {total} turns, {repeats} identical repeats, collected in {elapsed:.1f}s")
+    assert done.returncode == 2, done.stderr
+    assert "exactly_once is refused" in done.stderr and "at_least_once" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
-def test_exactly_once_in_steady_state(tmp_path: Path) -> None:
-    """exactly_once (Kafka transactions): no repeats at all for a read_committed endpoint.
-
-    Tested without a rebalance: with faust-streaming 0.15 and aiokafka 0.14 on Kafka 4.1 a
-    rebalance breaks its transaction manager (README, "Delivery guarantee").
-    """
-    total = 2000
-    deployment = Deployment(partitions=4)
-    deployment.create_topics()
-    deployment.start_worker(
-        tmp_path,
-        REPLYGATE_CORRECTION_DEADLINE_SECONDS="10",
-        REPLYGATE_PROCESSING_GUARANTEE="exactly_once",
-    )
-    delivery = deployment.topic(PLATFORM_TOPIC)
-    try:
-        asyncio.run(produce(deployment.topic("replies.raw"), turns(0, total)))
-        asyncio.run(produce(deployment.topic("replies.raw"), corrections(0, total)))
-        records = asyncio.run(
-            collect(
-                [delivery],
-                lambda r: len(outcome_report(r)[0]) >= total,
-                timeout=180,
-                settle=3,
-                isolation="exactly_once",
-            )
-        )
-    finally:
-        deployment.stop_all()
-    seen, copies = outcome_report(records)
-    assert len(seen) == total, deployment.log_tail()
-    assert copies == total, f"{copies - total} repeated deliveries under exactly_once"
-    for i in range(total):
-        (value,) = seen[f"t-{i}"]
-        delivery_record = orjson.loads(value)
-        assert (delivery_record["kind"], delivery_record["corrected"]) == expected_kind(i)
-
-
-def test_worker_recovers_from_a_broker_restart(tmp_path: Path) -> None:
+def test_a_broker_stopped_for_20_seconds_mid_stream(tmp_path: Path) -> None:
+    """Transport errors are retried, never dead letters; nothing is acknowledged unwritten."""
     broker = PrivateBroker(tmp_path / "broker")
     broker.up()
     deployment = Deployment(partitions=2, bootstrap_servers=broker.bootstrap)
+    total = 2000
     try:
         deployment.create_topics()
         deployment.start_worker(tmp_path)
         delivery = deployment.topic(PLATFORM_TOPIC)
-        asyncio.run(produce(deployment.topic("replies.raw"), _valid(0, 50), broker.bootstrap))
+        asyncio.run(produce(deployment.topic("replies.raw"), _valid(0, total), broker.bootstrap))
         asyncio.run(
-            collect([delivery], lambda r: len(r) >= 50, timeout=90, servers=broker.bootstrap)
+            collect([delivery], lambda r: len(r) >= 200, timeout=90, servers=broker.bootstrap)
         )
         broker.down()
-        time.sleep(3)
+        time.sleep(20)
         broker.up()
-        asyncio.run(produce(deployment.topic("replies.raw"), _valid(50, 100), broker.bootstrap))
+        more = _valid(total, total + 100)
+        asyncio.run(produce(deployment.topic("replies.raw"), more, broker.bootstrap))
         records = asyncio.run(
             collect(
-                [delivery],
-                lambda r: len(outcome_report(r)[0]) >= 100,
-                timeout=180,
+                [delivery, deployment.topic("replies.dlq")],
+                lambda r: len({orjson.loads(v)["delivery_id"] for _t, _k, v in r}) >= total + 100,
+                timeout=240,
                 settle=2,
                 servers=broker.bootstrap,
             )
         )
-        seen, _ = outcome_report(records)
-        assert set(seen) == {f"v-{i}" for i in range(100)}, deployment.log_tail()
-        assert all(proc.poll() is None for proc in deployment.workers), "the worker kept running"
+        assert all(proc.poll() is None for proc in deployment.workers), deployment.log_tail()
     finally:
         deployment.stop_all()
         broker.down(purge=True)
+    dead = [r for r in records if r[0].endswith("replies.dlq")]
+    assert not dead, f"transport errors reached the DLQ: {dead[:2]}"
+    seen: dict[str, set[bytes]] = defaultdict(set)
+    for _topic, _key, value in records:
+        seen[orjson.loads(value)["delivery_id"]].add(value)
+    assert set(seen) == {f"v-{i}" for i in range(total + 100)}, deployment.log_tail()
+    assert all(len(values) == 1 for values in seen.values()), "two different outcomes"
 
 
 def _valid(start: int, stop: int) -> list[tuple[str, dict[str, Any]]]:

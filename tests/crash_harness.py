@@ -1,0 +1,276 @@
+"""Kill a worker at a chosen point, start another, and check every turn's one outcome.
+
+Used by the crash tests (`tests/test_kafka_resilience.py`, one kill point each) and by the soak
+(`make crash N=...`, random points). A run produces a mix of turns, waits until the armed
+worker has died by SIGKILL (so the path under test was taken), starts a clean worker, produces
+the corrections, and reads every output topic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+from tests.kafka_support import Deployment, collect, produce
+from tests.samples import GITHUB_PAT, im_text, raw_reply
+
+OUTPUT_TOPICS = ("delivery.im", "corrections.requests", "replies.dlq")
+
+
+NOTICE, REPLY, CORRECTED = ("failure_notice", False), ("reply", False), ("reply", True)
+
+
+def expected(i: int, corrections: bool) -> set[tuple[str, bool]]:
+    """Turn i's possible outcomes (delivery kind, corrected); empty: nothing is delivered.
+
+    A corrected turn may also end in the notice when a loaded machine lets the deadline pass
+    before its correction arrives: either is one outcome of the right kind.
+    """
+    if i % 10 == 7:
+        return set()  # cancelled
+    if i % 10 == 0 or (i % 10 == 5 and not corrections):
+        return {NOTICE}
+    return {CORRECTED, NOTICE} if i % 10 == 5 else {REPLY}
+
+
+def conversation(i: int) -> str:
+    return f"c-{i % 97}"
+
+
+def turn_records(start: int, stop: int) -> list[tuple[str, dict[str, Any]]]:
+    """Valid (some with a secret to mask), invalid to be corrected, invalid to expire."""
+    out = []
+    for i in range(start, stop):
+        conv, turn = conversation(i), f"t-{i}"
+        if i % 10 in (0, 5, 7):
+            record = raw_reply(turn_id=turn, conversation_id=conv, output={"text": "prose"})
+        else:
+            secret = f" key {GITHUB_PAT}" if i % 10 == 3 else ""
+            text = im_text([{"type": "text", "data": {"text": f"answer {i}{secret}"}}])
+            record = raw_reply(turn_id=turn, conversation_id=conv, output={"text": text})
+        out.append((conv, record))
+    return out
+
+
+def cancel_records(start: int, stop: int) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (
+            conversation(i),
+            {"turn_id": f"t-{i}", "conversation_id": conversation(i), "action": "cancel"},
+        )
+        for i in range(start, stop)
+        if i % 10 == 7
+    ]
+
+
+def correction_records(start: int, stop: int) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (conversation(i), raw_reply(turn_id=f"t-{i}", conversation_id=conversation(i), attempt=1))
+        for i in range(start, stop)
+        if i % 10 == 5
+    ]
+
+
+@dataclass
+class Report:
+    """What the output topics hold after a run."""
+
+    turns: int
+    lost: list[str] = field(default_factory=list)
+    conflicting: list[str] = field(default_factory=list)
+    wrong_kind: list[str] = field(default_factory=list)
+    unexpected: list[str] = field(default_factory=list)
+    repeats: int = 0
+    corrected: int = 0
+    dead_letters: int = 0
+    secrets: int = 0
+    replayed: float = 0.0
+
+    @property
+    def sound(self) -> bool:
+        return not (
+            self.lost
+            or self.conflicting
+            or self.wrong_kind
+            or self.unexpected
+            or self.dead_letters
+            or self.secrets
+        )
+
+    def line(self) -> str:
+        return (
+            f"turns={self.turns} lost={len(self.lost)} conflicting={len(self.conflicting)} "
+            f"wrong_kind={len(self.wrong_kind)} unexpected={len(self.unexpected)} "
+            f"repeats={self.repeats} corrected={self.corrected} "
+            f"dead_letters={self.dead_letters} secrets={self.secrets} "
+            f"replayed={self.replayed:g}"
+        )
+
+
+def judge(records: list[tuple[str, bytes | None, bytes]], total: int, corrections: bool) -> Report:
+    report = Report(total)
+    seen: dict[str, set[bytes]] = defaultdict(set)
+    copies = 0
+    for topic, _key, value in records:
+        if GITHUB_PAT.encode() in value:
+            report.secrets += 1
+        if topic.endswith("replies.dlq"):
+            report.dead_letters += 1
+        elif topic.endswith("delivery.im"):
+            seen[orjson.loads(value)["delivery_id"]].add(value)
+            copies += 1
+    for i in range(total):
+        turn, want = f"t-{i}", expected(i, corrections)
+        values = seen.get(turn, set())
+        if not want:
+            if values:
+                report.unexpected.append(turn)
+            continue
+        if not values:
+            report.lost.append(turn)
+        elif len(values) > 1:
+            report.conflicting.append(turn)
+        else:
+            delivery = orjson.loads(next(iter(values)))
+            outcome = (delivery["kind"], delivery["corrected"])
+            report.corrected += outcome == CORRECTED
+            if outcome not in want:
+                report.wrong_kind.append(turn)
+    report.repeats = copies - sum(len(v) for v in seen.values())
+    return report
+
+
+def delivered_count(total: int, corrections: bool) -> int:
+    return sum(bool(expected(i, corrections)) for i in range(total))
+
+
+def scrape(port: int, name: str) -> float:
+    """One counter's value from a worker's /metrics (0 when absent)."""
+    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith(name) and not line.startswith("#")
+    )
+
+
+def wait_killed(proc: subprocess.Popen[bytes], seconds: float) -> bool:
+    """Whether the armed worker died by SIGKILL (its failpoint) within `seconds`."""
+    try:
+        proc.wait(seconds)
+    except subprocess.TimeoutExpired:
+        return False
+    return proc.returncode == -signal.SIGKILL
+
+
+@dataclass
+class CrashRun:
+    """One kill at `failpoint` (`name` or `name@N`), then a clean worker finishes the stream."""
+
+    tmp: Path
+    failpoint: str
+    total: int = 600
+    corrections: bool = True
+    deadline_seconds: float = 45.0
+    partitions: int = 2
+    env: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.deployment = Deployment(partitions=self.partitions)
+        self.base_env = {
+            "REPLYGATE_CORRECTION_DEADLINE_SECONDS": str(self.deadline_seconds),
+            **self.env,
+        }
+
+    def run(self) -> Report:
+        d = self.deployment
+        d.create_topics()
+        victim = d.start_worker(self.tmp, REPLYGATE_FAILPOINT=self.failpoint, **self.base_env)
+        try:
+            asyncio.run(produce(d.topic("replies.raw"), turn_records(0, self.total)))
+            asyncio.run(produce(d.topic("turns.control"), cancel_records(0, self.total)))
+            if not wait_killed(victim, 120):
+                raise AssertionError(f"the worker did not die at {self.failpoint}\n{d.log_tail()}")
+            survivor = d.start_worker(self.tmp, **self.base_env)
+            if self.corrections:
+                asyncio.run(produce(d.topic("replies.raw"), correction_records(0, self.total)))
+            report = self.finish(survivor)
+        finally:
+            d.stop_all()
+        return report
+
+    def finish(self, survivor: subprocess.Popen[bytes]) -> Report:
+        d = self.deployment
+        want = delivered_count(self.total, self.corrections)
+        delivery = d.topic("delivery.im")
+
+        def complete(records: list[tuple[str, bytes | None, bytes]]) -> bool:
+            ids = {orjson.loads(v)["delivery_id"] for t, _k, v in records if t == delivery}
+            return len(ids) >= want
+
+        records = asyncio.run(
+            collect(
+                [d.topic(t) for t in OUTPUT_TOPICS],
+                complete,
+                timeout=self.deadline_seconds + 150,
+                settle=3,
+            )
+        )
+        report = judge(records, self.total, self.corrections)
+        report.replayed = scrape(survivor.metrics_port, "replygate_replayed_records_total")  # type: ignore[attr-defined]
+        return report
+
+
+def soak(runs: int, tmp: Path) -> list[tuple[str, Report]]:
+    """Random kill points and hit counts, producer batching on (the default)."""
+    import random
+
+    from streams.failpoints import POINTS
+
+    points = [p for p in POINTS if p != "partitions_revoked"]
+    out = []
+    for n in range(runs):
+        point = f"{random.choice(points)}@{random.randint(1, 6)}"
+        started = time.monotonic()
+        run_dir = tmp / f"run-{n}"
+        run_dir.mkdir(parents=True)
+        deadline = "6" if point.startswith("deadline") else "45"
+        report = CrashRun(
+            run_dir,
+            point,
+            total=1000,
+            corrections=deadline == "45",
+            deadline_seconds=float(deadline),
+        ).run()
+        print(
+            f"run {n + 1}/{runs} {point:28s} {report.line()} ({time.monotonic() - started:.0f} s)"
+        )
+        out.append((point, report))
+    return out
+
+
+def main() -> int:
+    import sys
+    import tempfile
+
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    with tempfile.TemporaryDirectory() as tmp:
+        results = soak(runs, Path(tmp))
+    bad = [p for p, r in results if not r.sound]
+    print(f"{len(results) - len(bad)} passed, {len(bad)} failed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    raise SystemExit(main())
