@@ -25,10 +25,14 @@ import os
 import time
 from collections.abc import Callable
 from html import escape
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from bench.common import fmt, median, ratio, say
 from bench.corpus import build, load_labelled
+
+if TYPE_CHECKING:
+    from streams.leaks import Masker
 
 CORPUS_BYTES = int(os.environ.get("BENCH_LEAK_BYTES", str(10 * 1024 * 1024)))
 ROUNDS = int(os.environ.get("BENCH_LEAK_ROUNDS", "3"))
@@ -94,8 +98,8 @@ def encoded(replies: list[str]) -> list[str]:
     return [ENCODINGS[i % len(ENCODINGS)](t) for i, t in enumerate(replies)]
 
 
-def views_ms_per_mb(texts: list[str], rounds: int) -> float:
-    """Median time to build every decoded view of every text and pre-filter each, per MB."""
+def seconds_per_mb(texts: list[str], rounds: int, work: Callable[[Masker, str], object]) -> float:
+    """Median time per MB of `work` on every text, with a fresh masker each round."""
     from streams.leaks import Masker
 
     size = _size(texts) / 1e6
@@ -104,23 +108,18 @@ def views_ms_per_mb(texts: list[str], rounds: int) -> float:
         masker = Masker()
         started = time.perf_counter()
         for text in texts:
-            masker._views_with_hits(text)
-        times.append((time.perf_counter() - started) * 1000 / size)
+            work(masker, text)
+        times.append((time.perf_counter() - started) / size)
     return median(times)
 
 
-def masking_mbs(texts: list[str], rounds: int) -> float:
-    from streams.leaks import Masker
+def views_ms_per_mb(texts: list[str], rounds: int) -> float:
+    """Building every decoded view of every text and pre-filtering each, in ms per MB."""
+    return 1000 * seconds_per_mb(texts, rounds, lambda masker, text: masker._views_with_hits(text))
 
-    size = _size(texts) / 1e6
-    rates: list[float] = []
-    for _ in range(rounds):
-        masker = Masker()
-        started = time.perf_counter()
-        for text in texts:
-            masker.mask_text(text)
-        rates.append(size / (time.perf_counter() - started))
-    return median(rates)
+
+def masking_mbs(texts: list[str], rounds: int) -> float:
+    return 1 / seconds_per_mb(texts, rounds, lambda masker, text: masker.mask_text(text))
 
 
 def run(total: int = CORPUS_BYTES, rounds: int = ROUNDS) -> None:

@@ -365,9 +365,12 @@ _RENDERING: Final = (MARKUP, PERCENT, INVISIBLE)
 
 
 def decoded_text(text: str) -> str:
-    """`text` as a reader ends up reading it (the decoding chain, no offsets kept)."""
-    views = _chain(_DECODING, text, None) if may_hide(text) else []
-    return views[-1].text if views else text
+    """`text` as a reader ends up reading it: decoded, HTML tags rendered (no offsets kept)."""
+    if not may_hide(text):
+        return text
+    views = _chain(_DECODING, text, None)
+    out = views[-1].text if views else text
+    return _ANY_TAG.sub("\n", _INLINE_TAG.sub("", out)) if "<" in out else out
 
 
 def decoded_views(text: str) -> list[View]:

@@ -15,10 +15,10 @@ masks the characters of the original that spell it, so what leaves holds no deco
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, AnyStr, Final
 
 import re2
 
@@ -262,17 +262,9 @@ class Masker:
         if not regions:
             self._remember_clean(text)
             return text, {}
-        pieces: list[bytes] = []
-        counts: dict[str, int] = {}
-        prev = 0
-        for s, e, rule_id in regions:
-            pieces.append(data[prev:s])
-            pieces.append(f"[REDACTED:{rule_id}]".encode())
-            counts[rule_id] = counts.get(rule_id, 0) + 1
-            prev = e
-        pieces.append(data[prev:])
-        out = b"".join(pieces).decode("utf-8", "surrogatepass")
-        return out, dict(sorted(counts.items()))
+        marked = ((s, e, rule_id, True) for s, e, rule_id in regions)
+        pieces, counts = _splice(data, marked, lambda rule_id: f"[REDACTED:{rule_id}]".encode())
+        return b"".join(pieces).decode("utf-8", "surrogatepass"), counts
 
     def _views_with_hits(self, text: str) -> list[View]:
         """The decoded views of `text` in which the pre-filter finds something."""
@@ -304,17 +296,8 @@ class Masker:
         if not regions:
             self._remember_clean(text)
             return text, {}
-        out: list[str] = []
-        counts: dict[str, int] = {}
-        prev = 0
-        for s, e, rule_id, lead in regions:
-            out.append(text[prev:s])
-            if lead:
-                out.append(f"[REDACTED:{rule_id}]")
-                counts[rule_id] = counts.get(rule_id, 0) + 1
-            prev = e
-        out.append(text[prev:])
-        return "".join(out), dict(sorted(counts.items()))
+        out, counts = _splice(text, regions, lambda rule_id: f"[REDACTED:{rule_id}]")
+        return "".join(out), counts
 
     def _remember_clean(self, text: str) -> None:
         if len(text) <= _CLEAN_CACHE_MAX_LEN:
@@ -452,6 +435,26 @@ def _resolve(cands: Iterator[tuple[int, int, int, str]], data: bytes) -> list[tu
             continue
         regions.append((s, e, rule_id))
     return regions
+
+
+def _splice(
+    source: AnyStr,
+    regions: Iterable[tuple[int, int, str, bool]],
+    marker: Callable[[str], AnyStr],
+) -> tuple[list[AnyStr], dict[str, int]]:
+    """`source` cut around the regions (sorted, disjoint), each replaced by its rule's marker or
+    by nothing; and how many markers per rule were written."""
+    pieces: list[AnyStr] = []
+    counts: dict[str, int] = {}
+    prev = 0
+    for s, e, rule_id, marked in regions:
+        pieces.append(source[prev:s])
+        if marked:
+            pieces.append(marker(rule_id))
+            counts[rule_id] = counts.get(rule_id, 0) + 1
+        prev = e
+    pieces.append(source[prev:])
+    return pieces, dict(sorted(counts.items()))
 
 
 # (start, end, priority, rule id, carries the marker) in characters of the original text.

@@ -1171,3 +1171,14 @@ def test_secret_named_keys_are_read_decoded() -> None:
         assert [h.rule for h in hits] == ["password-assignment"]
     # decoded, these keys name no secret: their values stay
     assert MASKER.mask_tree({"max&#95;tokens": "Zx81kq-Lm02", "to%6Bens": "Zx81kq-Lm02"})[1] == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"private_key": "[REDACTED:gcp-service-account-key]<b></b>"',
+        'password = "<b>***</b>" and token: "<i>&lt;your-token&gt;</i>"',
+    ],
+)
+def test_placeholders_and_markers_inside_markup_stay(text: str) -> None:
+    assert MASKER.mask_text(text) == (text, {})
