@@ -41,6 +41,10 @@ def run_worker(argv: Sequence[str]) -> int:
     if settings.processing_guarantee == "exactly_once":
         print(f"replygate worker: {EXACTLY_ONCE_REFUSED}", file=sys.stderr)
         return 2
+    # replygate serves /metrics, /livez and /readyz itself (metrics_port); Faust's own web
+    # server would take port 6066 on every worker, so a second worker on a host could not start.
+    if not any(a == "--with-web" or a.startswith("--web-port") for a in faust_args):
+        faust_args = [*faust_args, "--without-web"]
     if not any(a in ("-l", "--loglevel") or a.startswith("--loglevel=") for a in faust_args):
         faust_args = [*faust_args, "--loglevel", os.environ.get("REPLYGATE_LOGLEVEL", "info")]
     from faust.cli.faust import cli

@@ -31,17 +31,20 @@ PLATFORM_TOPIC = "delivery.im"
 
 
 @pytest.mark.parametrize(
-    ("failpoint", "replays"),
+    ("failpoint", "replays", "store"),
     [
-        ("before_state_write@2", False),  # nothing of the batch is durable
-        ("after_state_write@2", True),  # state durable, no output sent yet
-        ("mid_outputs@2", True),  # half the batch's outputs acknowledged
-        ("after_outputs@2", True),  # all outputs acknowledged, the input not committed
-        ("pending_state_written@1", True),  # correction requests decided, not yet sent
+        ("before_state_write@2", False, "memory://"),  # nothing of the batch is durable
+        ("after_state_write@2", True, "memory://"),  # state durable, no output sent yet
+        ("after_state_write@2", True, "rocksdb://"),  # the same on the RocksDB store
+        ("mid_outputs@2", True, "memory://"),  # half the batch's outputs acknowledged
+        ("after_outputs@2", True, "memory://"),  # all outputs acknowledged, input not committed
+        ("pending_state_written@1", True, "memory://"),  # correction requests not yet sent
     ],
 )
-def test_a_kill_at_each_point_loses_nothing(tmp_path: Path, failpoint: str, replays: bool) -> None:
-    report = CrashRun(tmp_path, failpoint).run()
+def test_a_kill_at_each_point_loses_nothing(
+    tmp_path: Path, failpoint: str, replays: bool, store: str
+) -> None:
+    report = CrashRun(tmp_path, failpoint, env={"REPLYGATE_STORE": store}).run()
     assert report.sound, report.line()
     assert report.corrected > 0, f"no correction got through: {report.line()}"
     if replays:
