@@ -739,110 +739,65 @@ def _hidden_everywhere(spelled: str) -> Callable[[dict[str, Any]], bool]:
     return check
 
 
+# 1 MB floods of what each view decodes: nothing to mask, the view must stay cheap.
+VIEW_FLOODS: dict[str, Callable[[], bytes]] = {
+    # decoded once: `&amp;amp;...` reads `&amp;...`
+    "entity_nesting": lambda: html_reply("<p>&amp;" + "amp;" * 200_000 + "#x67;hp_x</p>"),
+    "numeric_references_out_of_range": lambda: html_reply(
+        "<p>" + ("&#" + "9" * 5_000 + ";") * 150 + "</p>"
+    ),
+    "percent_1MB": lambda: im_reply(text_segment("%41" * 330_000)),
+    "percent_double_encoded": lambda: im_reply(text_segment("%2541" * 200_000)),
+    "percent_utf8_invisible": lambda: im_reply(text_segment("%E2%80%8B" * 110_000)),
+    "json_escapes": lambda: im_reply(text_segment("\\u0041" * 100_000)),
+    "invisible_flood": lambda: im_reply(text_segment("\u200b" * 300_000)),
+    "markup_flood": lambda: im_reply(text_segment("<b>x</b>" * 120_000)),
+    "markup_unclosed_tags": lambda: im_reply(text_segment("<b " * 300_000)),
+}
+# The same, with the token hidden in every unit: 20,000 matches to map back and mask.
+VIEW_SECRET_SPAM: dict[str, str] = {
+    "entity": "&#x67;" + _PAT[1:],
+    "percent": "%67" + _PAT[1:],
+    "invisible": "gh\u200b" + _PAT[2:],
+    "markup_split": "gh<b>" + _PAT[2:] + "</b>",
+}
+
+
+def _spam(spelled: str) -> bytes:
+    unit = spelled + " "
+    if spelled.startswith("&"):
+        return html_reply("<p>" + unit * 20_000 + "</p>")
+    return im_reply(text_segment(unit * 20_000))
+
+
 def view_cases() -> list[Case]:
     """Inputs that make each decoded view of leak masking expensive: 1 MB of references,
     escapes, invisible characters or tags, with and without a hidden secret in each unit."""
-    return [
-        Case(
-            "view_entity_nesting",  # decoded once: `&amp;amp;...` reads `&amp;...`
-            lambda: html_reply("<p>&amp;" + "amp;" * 200_000 + "#x67;hp_x</p>"),
-            "accepted",
-            "deliver",
-            check=_html_kept,
-        ),
-        Case(
-            "view_entity_secret_spam",
-            lambda: html_reply("<p>" + ("&#x67;" + _PAT[1:] + " ") * 20_000 + "</p>"),
-            "accepted",
-            "deliver",
-            max_peak=64 * MiB,
-            check=_hidden_everywhere("&#x67;" + _PAT[1:]),
-        ),
-        Case(
-            "view_numeric_references_out_of_range",
-            lambda: html_reply("<p>" + ("&#" + "9" * 5_000 + ";") * 150 + "</p>"),
-            "accepted",
-            "deliver",
-            check=_html_kept,
-        ),
-        Case(
-            "view_percent_1MB",
-            lambda: im_reply(text_segment("%41" * 330_000)),
-            "accepted",
-            "deliver",
-        ),
-        Case(
-            "view_percent_double_encoded",
-            lambda: im_reply(text_segment("%2541" * 200_000)),
-            "accepted",
-            "deliver",
-        ),
-        Case(
-            "view_percent_utf8_invisible",
-            lambda: im_reply(text_segment("%E2%80%8B" * 110_000)),
-            "accepted",
-            "deliver",
-        ),
-        Case(
-            "view_percent_secret_spam",
-            lambda: im_reply(text_segment(("%67" + _PAT[1:] + "%20") * 20_000)),
-            "accepted",
-            "deliver",
-            max_peak=64 * MiB,
-            check=_hidden_everywhere("%67" + _PAT[1:]),
-        ),
-        Case(
-            "view_json_escapes",
-            lambda: im_reply(text_segment("\\u0041" * 140_000)),
-            "accepted",
-            "deliver",
-            settings={"max_record_bytes": 2 * MiB},
-        ),
-        Case(
-            "view_invisible_flood",
-            lambda: im_reply(text_segment("\u200b" * 300_000)),
-            "accepted",
-            "deliver",
-        ),
-        Case(
-            "view_invisible_secret_spam",
-            lambda: im_reply(text_segment(("gh\u200b" + _PAT[2:] + " ") * 20_000)),
-            "accepted",
-            "deliver",
-            max_peak=64 * MiB,
-            check=_hidden_everywhere("gh\u200b" + _PAT[2:]),
-        ),
-        Case(
-            "view_markup_flood",
-            lambda: im_reply(text_segment("<b>x</b>" * 120_000)),
-            "accepted",
-            "deliver",
-        ),
-        Case(
-            "view_markup_unclosed_tags",
-            lambda: im_reply(text_segment("<b " * 300_000)),
-            "accepted",
-            "deliver",
-        ),
-        Case(
-            "view_markup_split_secret_spam",
-            lambda: im_reply(text_segment(("gh<b>" + _PAT[2:] + "</b> ") * 20_000)),
-            "accepted",
-            "deliver",
-            max_peak=64 * MiB,
-            check=_hidden_everywhere("gh<b>" + _PAT[2:]),
-        ),
-        Case(
-            # 60,000 tags: too complex for the contract; the correction request is masked whole
-            "view_html_too_complex_correction_masked",
-            lambda: html_reply("<p>" + ("<b>gh</b>p_" + _PAT[4:] + " ") * 20_000 + "</p>"),
-            "rejected",
-            "request_correction",
-            ("too_complex",),
-            max_peak=64 * MiB,
-            check=lambda out: _PAT[4:] not in out["invalid_output"],
-        ),
+    floods = [
+        Case(f"view_{name}", build, "accepted", "deliver") for name, build in VIEW_FLOODS.items()
     ]
+    spam = [
+        Case(
+            f"view_{name}_secret_spam",
+            partial(_spam, spelled),
+            "accepted",
+            "deliver",
+            max_peak=64 * MiB,
+            check=_hidden_everywhere(spelled),
+        )
+        for name, spelled in VIEW_SECRET_SPAM.items()
+    ]
+    too_complex = Case(
+        # 60,000 tags: too complex for the contract; the correction request is masked whole
+        "view_html_too_complex_correction_masked",
+        lambda: html_reply("<p>" + ("<b>gh</b>p_" + _PAT[4:] + " ") * 20_000 + "</p>"),
+        "rejected",
+        "request_correction",
+        ("too_complex",),
+        max_peak=64 * MiB,
+        check=lambda out: _PAT[4:] not in out["invalid_output"],
+    )
+    return [*floods, *spam, too_complex]
 
 
 def all_cases() -> list[Case]:
