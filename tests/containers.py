@@ -132,7 +132,7 @@ class KafkaBroker(DockerContainer):
             self.network.remove()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def kafka_container() -> Iterator[KafkaBroker]:
     """A Kafka broker in a container, from the locally built image."""
     broker = KafkaBroker(images()["KAFKA_IMAGE"]).start()

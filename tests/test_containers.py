@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import time
 import urllib.error
@@ -231,8 +232,6 @@ class Stack:
         }
 
     def run(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-        import os
-
         return subprocess.run(
             [docker(), "compose", "-p", self.project, "-f", str(COMPOSE), *args],
             cwd=REPO,

@@ -8,7 +8,8 @@
 #   prometheus    the base + Debian's prometheus package
 # Each image carries a label with the hash of its inputs (files, base image id, mirror); an
 # image whose label matches is not rebuilt. Writes the image names to .images/images.env
-# (KAFKA_IMAGE=..., sourced by tests/containers.py and usable with `docker compose`).
+# (KAFKA_IMAGE=..., read by tests/containers.py and usable with `docker compose --env-file`)
+# and what it did, with timings, to .images/logs/build.log. See README.md beside this file.
 #
 #   deploy/images/build.sh            build what changed
 #   deploy/images/build.sh --force    rebuild everything
@@ -31,7 +32,11 @@ REPLYGATE_IMAGE=replygate:local
 PROMETHEUS_IMAGE=replygate-local/prometheus:debian
 LABEL=replygate.inputs
 
-log() { printf 'build-images: %s\n' "$*" >&2; }
+log() {
+  printf 'build-images: %s\n' "$*" >&2
+  [[ -d $IMAGES_DIR/logs ]] && printf '%s %s\n' "$(date -u +%FT%TZ)" "$*" >>"$IMAGES_DIR/logs/build.log"
+  return 0
+}
 die() { log "ERROR: $*"; exit 1; }
 now() { printf '%s' "${EPOCHREALTIME/,/.}"; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
