@@ -434,19 +434,9 @@ def worker_env(settings: Settings, root: Path, base_url: str, metrics_port: int)
 
 
 def start_worker(env: dict[str, str], root: Path, log: IO[bytes]) -> subprocess.Popen[bytes]:
-    """The worker, with its own Faust web port: the default (6066) may be taken on this host."""
-    web_port = env["REPLYGATE_WEB_PORT"]
+    """`replygate worker` (Faust's web server off, so no port of this host is assumed free)."""
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streams.cli",
-            "worker",
-            "--loglevel",
-            "info",
-            "--web-port",
-            web_port,
-        ],
+        [sys.executable, "-m", "streams.cli", "worker", "--loglevel", "info"],
         cwd=root,
         env=env,
         stdin=subprocess.DEVNULL,
