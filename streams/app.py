@@ -26,7 +26,7 @@ from streams.batch import BatchResult, TurnBatch, deadline_topic
 from streams.kafka_config import faust_broker_options
 from streams.metrics_hooks import WorkerMetrics
 from streams.pipeline import Gate, Source
-from streams.sender import Out, Sender
+from streams.sender import Out, Sender, fail_stop
 from streams.settings import EXACTLY_ONCE_REFUSED, ConfigError, Settings, load_settings
 from streams.state import TurnIndex
 from streams.store import TurnStore
@@ -55,21 +55,21 @@ class GateApp(faust.App):
     async def on_first_start(self) -> None:
         from aiokafka.errors import KafkaConnectionError
 
-        from streams.topics import create_topics
+        from streams.kafka_ready import KafkaNotReady
+        from streams.topics import TopicsRefused, create_topics
 
         settings = self.replygate_settings
+        security = settings.kafka_security
         try:
             created = await create_topics(settings)
-        except KafkaConnectionError:
-            security = settings.kafka_security
-            log.error(
-                "cannot connect or authenticate to Kafka at %s as %r (%s %s): check kafka_security",
-                settings.kafka_bootstrap_servers,
-                security.sasl_username,
-                security.protocol,
-                security.sasl_mechanism,
+        except KafkaConnectionError as exc:
+            fail_stop(
+                f"cannot connect or authenticate to Kafka at {settings.kafka_bootstrap_servers} "
+                f"as {security.sasl_username!r} ({security.protocol} {security.sasl_mechanism}): "
+                f"{str(exc)[:300]}; check kafka_bootstrap_servers and kafka_security"
             )
-            raise
+        except (KafkaNotReady, TopicsRefused) as exc:
+            fail_stop(f"Kafka at {settings.kafka_bootstrap_servers}: {exc}")
         if created:
             log.info("created topics: %s", ", ".join(sorted(created)))
         await super().on_first_start()

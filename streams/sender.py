@@ -31,8 +31,9 @@ class Out:
 
 
 def fail_stop(reason: str) -> NoReturn:
-    """Exit at once: no finally block may acknowledge a batch that was not written."""
-    log.critical("stopping the worker: %s; its unacknowledged input will be replayed", reason)
+    """Exit 1 at once: no finally block may acknowledge a batch that was not written, and an
+    expected condition (no broker) ends in one line, not a traceback."""
+    log.critical("stopping the worker: %s", reason)
     logging.shutdown()
     os._exit(1)
 
@@ -55,7 +56,10 @@ class Sender:
                     self._round([records[i] for i in todo]), remaining
                 )
             except TimeoutError:
-                fail_stop(f"sends unacknowledged for {self.timeout_seconds:.0f} s")
+                fail_stop(
+                    f"sends unacknowledged for {self.timeout_seconds:.0f} s; "
+                    "its unacknowledged input will be replayed"
+                )
             failed = [
                 i for i, o in zip(todo, outcomes, strict=True) if isinstance(o, BaseException)
             ]
