@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the tools the deployment tests need, and only what is missing:
-#   - Debian packages: kcat, prometheus (for promtool)  (apt-get update only if one is missing;
-#     no prometheus system service is left running)
+#   - Debian packages: kcat, prometheus (for promtool), debootstrap (for the local images)
+#     (apt-get update only if one is missing; no prometheus system service is left running)
 #   - kustomize (go install, pinned)                     -> $GOBIN or $HOME/go/bin
 #   - the docker compose CLI plugin, when missing (built from its Go module, pinned; the docker
 #     CLI and engine come from scripts/with-docker.sh) -> /usr/local/lib/docker/cli-plugins
@@ -11,7 +11,7 @@ set -euo pipefail
 
 KUSTOMIZE_VERSION=${KUSTOMIZE_VERSION:-v5.8.2}
 COMPOSE_VERSION=${COMPOSE_VERSION:-v5.6.0}
-APT_PACKAGES=(kcat prometheus)
+APT_PACKAGES=(kcat prometheus debootstrap)
 
 log() { printf 'install-tools: %s\n' "$*"; }
 die() { printf 'install-tools: ERROR: %s\n' "$*" >&2; exit 1; }

@@ -121,6 +121,7 @@ build_base() {
   up_to_date "$BASE_IMAGE" "$hash" && return 0
   command -v debootstrap >/dev/null || {
     log "installing debootstrap (apt)"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap \
       </dev/null >/dev/null || die "apt-get install debootstrap failed"
   }
