@@ -51,6 +51,24 @@ class GateApp(faust.App):
     """A Faust app that makes sure replygate's own topics exist before it subscribes."""
 
     replygate_settings: Settings
+    # input offsets the consumer skipped (never committed; the worker stops on them)
+    holes: list[str]
+
+    def _new_consumer(self) -> Any:
+        """Faust's consumer, except that a hole in the offsets it hands on is never committed.
+
+        Faust records offsets missing between two fetched records as a "gap" it acknowledges
+        itself (meant for transaction markers). replygate's inputs have none, so a hole means
+        records were fetched and not handed on; committing past it would lose them. The hole
+        stays uncommitted, and the worker stops when it meets it (`Worker._check_offsets`).
+        """
+        consumer = super()._new_consumer()
+
+        async def keep_hole(tp: Any, offset_from: int, offset_to: int) -> None:
+            self.holes.append(f"{tp.topic}:{tp.partition} offsets {offset_from}..{offset_to - 1}")
+
+        consumer._add_gap = keep_hole  # type: ignore[attr-defined]  # Faust's private hook
+        return consumer
 
     async def on_first_start(self) -> None:
         from aiokafka.errors import KafkaConnectionError
@@ -110,7 +128,7 @@ class Worker:
     send that keeps failing stops the process instead (`streams.sender.fail_stop`).
     """
 
-    def __init__(self, app: faust.App, settings: Settings, table: Any) -> None:
+    def __init__(self, app: GateApp, settings: Settings, table: Any) -> None:
         self.app = app
         self.settings = settings
         self.gate = Gate(settings)
@@ -122,6 +140,7 @@ class Worker:
         self.batch = TurnBatch(self.gate, self.store.get, self.index)
         self.sender = Sender(self._send, settings.send_timeout_seconds)
         self.declared: set[str] = set()
+        self.last_offsets: dict[tuple[str, int], int] = {}
         # turn key -> monotonic time before which its deadline event is not sent again
         self.deadline_sent: dict[bytes, float] = {}
 
@@ -143,6 +162,7 @@ class Worker:
         started = time.perf_counter()
         self.refresh_index()
         records = [(source_of(event), event.value) for event in events]
+        await self._check_offsets(records)
         result = self.batch.run(records, datetime.now(UTC))
         failpoints.hit("before_state_write")
         await self._write_state(result)
@@ -154,6 +174,38 @@ class Worker:
         await self._send_outputs(result)
         failpoints.hit("after_outputs")
         self._count(result, time.perf_counter() - started)
+
+    async def _check_offsets(self, records: Sequence[tuple[Source, bytes]]) -> None:
+        """Stop, before acknowledging anything, when the consumer skipped input records.
+
+        Faust can fetch records and not hand them on (its prefetch around a rebalance, its
+        read-offset bookkeeping); the inputs have no transaction markers, so a partition's
+        offsets must follow the committed one without a hole. The hole is never committed
+        (`GateApp._new_consumer`), so the restart reads the skipped records again.
+        """
+        if self.app.holes:
+            fail_stop(f"the consumer skipped {self.app.holes[0]}; a restart reads them again")
+        last = self.last_offsets
+        for source, _raw in records:
+            key = (source.topic, source.partition)
+            expected = last[key] + 1 if key in last else await self._first_offset(key)
+            if source.offset > expected:
+                fail_stop(
+                    f"the consumer skipped offsets {expected}..{source.offset - 1} of "
+                    f"{source.topic}:{source.partition}; a restart reads them again"
+                )
+            last[key] = max(source.offset, last.get(key, -1))
+
+    async def _first_offset(self, key: tuple[str, int]) -> int:
+        """Where a partition's input resumes: the committed offset, or the log start if later
+        (retention may have deleted what was never committed)."""
+        from faust.types import TP
+
+        tp = TP(*key)
+        consumer = self.app.consumer
+        committed = consumer._committed_offset.get(tp)  # type: ignore[attr-defined]  # private
+        earliest = (await consumer.earliest_offsets(tp)).get(tp) or 0
+        return max(int(committed or 0), int(earliest))
 
     async def _write_state(self, result: BatchResult) -> None:
         writes = result.writes
@@ -235,7 +287,7 @@ class Worker:
                 log.warning("deadline event not sent (%s)", type(outcome).__name__)
 
 
-def create_app(settings: Settings) -> faust.App:
+def create_app(settings: Settings) -> GateApp:
     """Build the app, its topics, table, agent and timers from one settings object."""
     if settings.processing_guarantee == "exactly_once":
         raise ConfigError(EXACTLY_ONCE_REFUSED)
@@ -251,9 +303,9 @@ def create_app(settings: Settings) -> faust.App:
         value_serializer="raw",
         web_enabled=False,
         consumer_auto_offset_reset="earliest",
-        # A killed worker's partitions move after 10 s, not Faust's default minute.
-        broker_session_timeout=10.0,
-        broker_heartbeat_interval=3.0,
+        # A killed worker's partitions move after this, not Faust's default minute.
+        broker_session_timeout=settings.session_timeout_seconds,
+        broker_heartbeat_interval=settings.session_timeout_seconds / 3,
         broker_commit_every=1000,
         broker_commit_interval=0.5,
         producer_max_request_size=settings.max_output_bytes,
@@ -266,6 +318,7 @@ def create_app(settings: Settings) -> faust.App:
         **faust_broker_options(settings),
     )
     app.replygate_settings = settings
+    app.holes = []
     n = settings.partitions
     inputs = app.topic(
         settings.topic("replies_raw"),
@@ -301,6 +354,7 @@ def create_app(settings: Settings) -> faust.App:
     async def stale_index(sender: Any, /, *args: Any, **kwargs: Any) -> None:
         del sender, args, kwargs
         worker.index_fresh = False
+        worker.last_offsets.clear()
 
     @app.on_partitions_revoked.connect
     async def revoked(sender: Any, /, *args: Any, **kwargs: Any) -> None:

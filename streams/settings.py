@@ -130,6 +130,9 @@ class Settings(BaseSettings):
     # A send the broker has not acknowledged within this bound stops the worker (exit 1),
     # unacknowledged input and all: the next owner replays it.
     send_timeout_seconds: float = Field(default=120.0, gt=0, le=3600)
+    # A worker that stops heartbeating loses its partitions after this (the broker's minimum
+    # is 6 s by default).
+    session_timeout_seconds: float = Field(default=10.0, ge=1, le=300)
 
     # Host texts (never model text)
     failure_notice_text: str = (

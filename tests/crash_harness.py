@@ -12,6 +12,7 @@ import asyncio
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from tests.kafka_support import Deployment, collect, produce
 from tests.samples import GITHUB_PAT, im_text, raw_reply
 
 OUTPUT_TOPICS = ("delivery.im", "corrections.requests", "replies.dlq")
+REPLAYED = "replygate_replayed_records_total"
 
 
 NOTICE, REPLY, CORRECTED = ("failure_notice", False), ("reply", False), ("reply", True)
@@ -95,6 +97,7 @@ class Report:
     dead_letters: int = 0
     secrets: int = 0
     replayed: float = 0.0
+    restarts: int = 0
 
     @property
     def sound(self) -> bool:
@@ -113,7 +116,7 @@ class Report:
             f"wrong_kind={len(self.wrong_kind)} unexpected={len(self.unexpected)} "
             f"repeats={self.repeats} corrected={self.corrected} "
             f"dead_letters={self.dead_letters} secrets={self.secrets} "
-            f"replayed={self.replayed:g}"
+            f"replayed={self.replayed:g} restarts={self.restarts}"
         )
 
 
@@ -173,22 +176,45 @@ def wait_killed(proc: subprocess.Popen[bytes], seconds: float) -> bool:
     return proc.returncode == -signal.SIGKILL
 
 
+class Supervisor(threading.Thread):
+    """Restart a worker that stopped itself (exit 1), as Kubernetes does; count the restarts."""
+
+    def __init__(self, deployment: Deployment, tmp: Path, env: dict[str, str]) -> None:
+        super().__init__(daemon=True)
+        self.deployment, self.tmp, self.env = deployment, tmp, env
+        self.restarts = 0
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.5):
+            for proc in list(self.deployment.workers):
+                if proc.returncode is None and proc.poll() == 1:
+                    self.restarts += 1
+                    self.deployment.start_worker(self.tmp, **self.env)
+
+    def latest(self) -> subprocess.Popen[bytes]:
+        return self.deployment.workers[-1]
+
+
 @dataclass
 class CrashRun:
     """One kill at `failpoint` (`name` or `name@N`), then a clean worker finishes the stream."""
 
     tmp: Path
     failpoint: str
-    total: int = 600
+    total: int = 400
     corrections: bool = True
-    deadline_seconds: float = 45.0
+    deadline_seconds: float = 20.0
     partitions: int = 2
     env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.deployment = Deployment(partitions=self.partitions)
+        self.deployment = Deployment(
+            partitions=self.partitions, loglevel=os.environ.get("CRASH_LOGLEVEL", "warn")
+        )
         self.base_env = {
             "REPLYGATE_CORRECTION_DEADLINE_SECONDS": str(self.deadline_seconds),
+            "REPLYGATE_SESSION_TIMEOUT_SECONDS": "6",
             **self.env,
         }
 
@@ -201,15 +227,29 @@ class CrashRun:
             asyncio.run(produce(d.topic("turns.control"), cancel_records(0, self.total)))
             if not wait_killed(victim, 120):
                 raise AssertionError(f"the worker did not die at {self.failpoint}\n{d.log_tail()}")
-            survivor = d.start_worker(self.tmp, **self.base_env)
+            d.start_worker(self.tmp, **self.base_env)
             if self.corrections:
                 asyncio.run(produce(d.topic("replies.raw"), correction_records(0, self.total)))
-            report = self.finish(survivor)
+            report = self.finish()
         finally:
             d.stop_all()
         return report
 
-    def finish(self, survivor: subprocess.Popen[bytes]) -> Report:
+    def finish(self) -> Report:
+        """Read the outputs until every turn has its outcome, restarting stopped workers."""
+        d = self.deployment
+        supervisor = Supervisor(d, self.tmp, self.base_env)
+        supervisor.start()
+        try:
+            report = self._read()
+            report.replayed = scrape(supervisor.latest().metrics_port, REPLAYED)  # type: ignore[attr-defined]
+        finally:
+            supervisor.done.set()
+            supervisor.join()
+        report.restarts = supervisor.restarts
+        return report
+
+    def _read(self) -> Report:
         d = self.deployment
         want = delivered_count(self.total, self.corrections)
         delivery = d.topic("delivery.im")
@@ -226,9 +266,7 @@ class CrashRun:
                 settle=3,
             )
         )
-        report = judge(records, self.total, self.corrections)
-        report.replayed = scrape(survivor.metrics_port, "replygate_replayed_records_total")  # type: ignore[attr-defined]
-        return report
+        return judge(records, self.total, self.corrections)
 
 
 def soak(runs: int, tmp: Path) -> list[tuple[str, Report]]:
@@ -244,12 +282,12 @@ def soak(runs: int, tmp: Path) -> list[tuple[str, Report]]:
         started = time.monotonic()
         run_dir = tmp / f"run-{n}"
         run_dir.mkdir(parents=True)
-        deadline = "6" if point.startswith("deadline") else "45"
+        deadline = "6" if point.startswith("deadline") else "20"
         report = CrashRun(
             run_dir,
             point,
             total=1000,
-            corrections=deadline == "45",
+            corrections=deadline == "20",
             deadline_seconds=float(deadline),
         ).run()
         print(

@@ -70,13 +70,13 @@ def test_a_kill_during_a_rebalance_with_two_workers(tmp_path: Path) -> None:
         asyncio.run(produce(d.topic("replies.raw"), turn_records(0, run.total)))
         delivery = d.topic(PLATFORM_TOPIC)
         asyncio.run(collect([delivery], lambda r: len(r) >= 300, timeout=120))
-        second = d.start_worker(tmp_path, **run.base_env)
+        d.start_worker(tmp_path, **run.base_env)
         assert wait_killed(first, 90), f"no rebalance reached the first worker\n{d.log_tail()}"
         from tests.crash_harness import cancel_records, correction_records
 
         asyncio.run(produce(d.topic("turns.control"), cancel_records(0, run.total)))
         asyncio.run(produce(d.topic("replies.raw"), correction_records(0, run.total)))
-        report = run.finish(second)
+        report = run.finish()
     finally:
         d.stop_all()
     assert report.sound, report.line()
