@@ -23,7 +23,7 @@ from faust.types import EventT, StreamT
 
 from streams import failpoints
 from streams.batch import BatchResult, TurnBatch, deadline_topic
-from streams.kafka_config import faust_broker_options
+from streams.kafka_config import aiokafka_options, faust_broker_options
 from streams.metrics_hooks import WorkerMetrics
 from streams.pipeline import Gate, Source
 from streams.sender import Out, Sender, fail_stop
@@ -47,6 +47,10 @@ def start_shutdown_watchdog(seconds: float) -> threading.Timer:
     return timer
 
 
+def _ignore(tp: Any) -> None:
+    del tp
+
+
 class GateApp(faust.App):
     """A Faust app that makes sure replygate's own topics exist before it subscribes."""
 
@@ -68,6 +72,12 @@ class GateApp(faust.App):
             self.holes.append(f"{tp.topic}:{tp.partition} offsets {offset_from}..{offset_to - 1}")
 
         consumer._add_gap = keep_hole  # type: ignore[attr-defined]  # Faust's private hook
+        # Faust also takes a partition out of the fetch set when a stream's buffer is nearly
+        # full and puts it back on a pressure-drop callback that its blocking path never
+        # registers: the partition then stays paused for good. The blocking put into the
+        # stream's queue is back-pressure enough, so partitions are never paused for it.
+        consumer.on_buffer_full = _ignore  # type: ignore[method-assign]
+        consumer.on_buffer_drop = _ignore  # type: ignore[method-assign]
         return consumer
 
     async def on_first_start(self) -> None:
@@ -141,6 +151,7 @@ class Worker:
         self.sender = Sender(self._send, settings.send_timeout_seconds)
         self.declared: set[str] = set()
         self.last_offsets: dict[tuple[str, int], int] = {}
+        self.offsets_client: Any = None
         # turn key -> monotonic time before which its deadline event is not sent again
         self.deadline_sent: dict[bytes, float] = {}
 
@@ -199,12 +210,16 @@ class Worker:
     async def _first_offset(self, key: tuple[str, int]) -> int:
         """Where a partition's input resumes: the committed offset, or the log start if later
         (retention may have deleted what was never committed)."""
+        from aiokafka import AIOKafkaConsumer, TopicPartition
         from faust.types import TP
 
-        tp = TP(*key)
-        consumer = self.app.consumer
-        committed = consumer._committed_offset.get(tp)  # type: ignore[attr-defined]  # private
-        earliest = (await consumer.earliest_offsets(tp)).get(tp) or 0
+        committed = self.app.consumer._committed_offset.get(TP(*key))  # type: ignore[attr-defined]
+        if self.offsets_client is None:
+            # Faust's own consumer answers through its fetch thread, a second per question.
+            self.offsets_client = AIOKafkaConsumer(**aiokafka_options(self.settings))
+            await self.offsets_client.start()
+        tp = TopicPartition(*key)
+        earliest = (await self.offsets_client.beginning_offsets([tp])).get(tp) or 0
         return max(int(committed or 0), int(earliest))
 
     async def _write_state(self, result: BatchResult) -> None:
