@@ -65,7 +65,10 @@ start_engine() {
   # setsid: the engine is not in make's process group; stop() ends it
   "${SUDO[@]}" setsid dockerd --pidfile "$home/dockerd.pid" >>"$home/dockerd.log" 2>&1 </dev/null &
   pid=$!
+  # an interrupted run stops the engine too (bash runs the EXIT trap on `exit`, not on a signal)
   trap stop EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
   while ! answers; do
     if ! kill -0 "$pid" 2>/dev/null; then
       tail -n 30 "$home/dockerd.log" >&2
