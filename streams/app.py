@@ -152,6 +152,8 @@ class Worker:
         self.declared: set[str] = set()
         self.last_offsets: dict[tuple[str, int], int] = {}
         self.offsets_client: Any = None
+        # input partition -> when its offset last moved on (or it was assigned)
+        self.progress_at: dict[tuple[str, int], float] = {}
         # turn key -> monotonic time before which its deadline event is not sent again
         self.deadline_sent: dict[bytes, float] = {}
 
@@ -205,21 +207,61 @@ class Worker:
                     f"the consumer skipped offsets {expected}..{source.offset - 1} of "
                     f"{source.topic}:{source.partition}; a restart reads them again"
                 )
-            last[key] = max(source.offset, last.get(key, -1))
+            if source.offset > last.get(key, -1):
+                last[key] = source.offset
+                self.progress_at[key] = time.monotonic()
+
+    async def check_progress(self) -> None:
+        """Stop when an owned input partition has records waiting and none came for a while.
+
+        Faust has been seen to leave a partition unfetched after a restart (no error, a worker
+        that reads its other partitions); a restart reads it again from the committed offset.
+        """
+        app = self.app
+        recovery = app.tables.recovery  # type: ignore[attr-defined]  # untyped in Faust
+        if app.rebalancing or not recovery.completed.is_set():
+            return
+        from aiokafka import TopicPartition
+
+        now = time.monotonic()
+        inputs = set(self.batch.handlers)
+        owned = [TopicPartition(tp.topic, tp.partition) for tp in app.consumer.assignment()]
+        owned = [tp for tp in owned if tp.topic in inputs]
+        for tp in owned:
+            self.progress_at.setdefault((tp.topic, tp.partition), now)
+        ends = await (await self._offsets()).end_offsets(owned) if owned else {}
+        for tp, end in ends.items():
+            key = (tp.topic, tp.partition)
+            waiting = end - 1 > self.last_offsets.get(key, -1)
+            if waiting and now - self.progress_at[key] > self.settings.stall_seconds:
+                committed = app.consumer._committed_offset.get(tp)  # type: ignore[attr-defined]
+                if committed is not None and committed >= end:
+                    continue  # all of it was committed before this worker got the partition
+                fail_stop(
+                    f"no record of {tp.topic}:{tp.partition} for {self.settings.stall_seconds:.0f}"
+                    f" s while {end} are written; a restart reads it again"
+                )
+
+    async def _offsets(self) -> Any:
+        """A plain client for log start and end offsets: Faust's own consumer answers through
+        its fetch thread, a second per question."""
+        from aiokafka import AIOKafkaConsumer
+
+        if self.offsets_client is None:
+            client = AIOKafkaConsumer(**aiokafka_options(self.settings))
+            await client.start()
+            self.offsets_client = client
+        return self.offsets_client
 
     async def _first_offset(self, key: tuple[str, int]) -> int:
         """Where a partition's input resumes: the committed offset, or the log start if later
         (retention may have deleted what was never committed)."""
-        from aiokafka import AIOKafkaConsumer, TopicPartition
+        from aiokafka import TopicPartition
         from faust.types import TP
 
         committed = self.app.consumer._committed_offset.get(TP(*key))  # type: ignore[attr-defined]
-        if self.offsets_client is None:
-            # Faust's own consumer answers through its fetch thread, a second per question.
-            self.offsets_client = AIOKafkaConsumer(**aiokafka_options(self.settings))
-            await self.offsets_client.start()
         tp = TopicPartition(*key)
-        earliest = (await self.offsets_client.beginning_offsets([tp])).get(tp) or 0
+        earliest = (await (await self._offsets()).beginning_offsets([tp])).get(tp) or 0
         return max(int(committed or 0), int(earliest))
 
     async def _write_state(self, result: BatchResult) -> None:
@@ -370,6 +412,7 @@ def create_app(settings: Settings) -> GateApp:
         del sender, args, kwargs
         worker.index_fresh = False
         worker.last_offsets.clear()
+        worker.progress_at.clear()
 
     @app.on_partitions_revoked.connect
     async def revoked(sender: Any, /, *args: Any, **kwargs: Any) -> None:
@@ -380,12 +423,15 @@ def create_app(settings: Settings) -> GateApp:
     @app.timer(interval=5.0)
     async def report_lag() -> None:
         await worker.metrics.report_lag(app)
+        await worker.check_progress()
 
     @app.on_before_shutdown.connect
     def bound_shutdown(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
         """A stopping worker that hangs (Faust can, on a stuck agent) is ended after a bound."""
         del sender, args, signal, kwargs
         start_shutdown_watchdog(settings.shutdown_timeout_seconds)
+        if worker.offsets_client is not None:
+            app.loop.create_task(worker.offsets_client.stop())
 
     @app.task
     async def serve_metrics() -> None:

@@ -133,6 +133,9 @@ class Settings(BaseSettings):
     # A worker that stops heartbeating loses its partitions after this (the broker's minimum
     # is 6 s by default).
     session_timeout_seconds: float = Field(default=10.0, ge=1, le=300)
+    # An owned input partition with records waiting and none read for this long stops the
+    # worker, so that its restart reads it again (a guard against a stalled fetch).
+    stall_seconds: float = Field(default=60.0, ge=5, le=3600)
 
     # Host texts (never model text)
     failure_notice_text: str = (

@@ -215,6 +215,7 @@ class CrashRun:
         self.base_env = {
             "REPLYGATE_CORRECTION_DEADLINE_SECONDS": str(self.deadline_seconds),
             "REPLYGATE_SESSION_TIMEOUT_SECONDS": "6",
+            "REPLYGATE_STALL_SECONDS": "15",
             **self.env,
         }
 
