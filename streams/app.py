@@ -152,6 +152,7 @@ class Worker:
         self.declared: set[str] = set()
         self.last_offsets: dict[tuple[str, int], int] = {}
         self.offsets_client: Any = None
+        self.admin_client: Any = None
         # input partition -> when its offset last moved on (or it was assigned)
         self.progress_at: dict[tuple[str, int], float] = {}
         # turn key -> monotonic time before which its deadline event is not sent again
@@ -199,9 +200,11 @@ class Worker:
         if self.app.holes:
             fail_stop(f"the consumer skipped {self.app.holes[0]}; a restart reads them again")
         last = self.last_offsets
+        new = {(s.topic, s.partition) for s, _raw in records} - set(last)
+        first = await self._first_offsets(new) if new else {}
         for source, _raw in records:
             key = (source.topic, source.partition)
-            expected = last[key] + 1 if key in last else await self._first_offset(key)
+            expected = last[key] + 1 if key in last else first[key]
             if source.offset > expected:
                 fail_stop(
                     f"the consumer skipped offsets {expected}..{source.offset - 1} of "
@@ -229,18 +232,31 @@ class Worker:
         owned = [tp for tp in owned if tp.topic in inputs]
         for tp in owned:
             self.progress_at.setdefault((tp.topic, tp.partition), now)
-        ends = await (await self._offsets()).end_offsets(owned) if owned else {}
+        if not owned:
+            return
+        ends = await (await self._offsets()).end_offsets(owned)
+        committed = await self._committed(owned)
         for tp, end in ends.items():
             key = (tp.topic, tp.partition)
-            waiting = end - 1 > self.last_offsets.get(key, -1)
-            if waiting and now - self.progress_at[key] > self.settings.stall_seconds:
-                committed = app.consumer._committed_offset.get(tp)  # type: ignore[attr-defined]
-                if committed is not None and committed >= end:
-                    continue  # all of it was committed before this worker got the partition
+            done = max(self.last_offsets.get(key, -1) + 1, committed.get(tp, 0))
+            if end > done and now - self.progress_at[key] > self.settings.stall_seconds:
                 fail_stop(
                     f"no record of {tp.topic}:{tp.partition} for {self.settings.stall_seconds:.0f}"
-                    f" s while {end} are written; a restart reads it again"
+                    f" s while {end - done} wait; a restart reads them again"
                 )
+
+    async def _committed(self, tps: list[Any]) -> dict[Any, int]:
+        """The group's committed offsets, as the broker has them."""
+        from aiokafka.admin import AIOKafkaAdminClient
+
+        if self.admin_client is None:
+            client = AIOKafkaAdminClient(**aiokafka_options(self.settings))
+            await client.start()
+            self.admin_client = client
+        offsets = await self.admin_client.list_consumer_group_offsets(
+            self.settings.app_id, partitions=tps
+        )
+        return {tp: meta.offset for tp, meta in offsets.items() if meta.offset >= 0}
 
     async def _offsets(self) -> Any:
         """A plain client for log start and end offsets: Faust's own consumer answers through
@@ -253,16 +269,17 @@ class Worker:
             self.offsets_client = client
         return self.offsets_client
 
-    async def _first_offset(self, key: tuple[str, int]) -> int:
-        """Where a partition's input resumes: the committed offset, or the log start if later
-        (retention may have deleted what was never committed)."""
+    async def _first_offsets(self, keys: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """Where each partition's input resumes: the group's committed offset, or the log start
+        if later (retention may have deleted what was never committed)."""
         from aiokafka import TopicPartition
-        from faust.types import TP
 
-        committed = self.app.consumer._committed_offset.get(TP(*key))  # type: ignore[attr-defined]
-        tp = TopicPartition(*key)
-        earliest = (await (await self._offsets()).beginning_offsets([tp])).get(tp) or 0
-        return max(int(committed or 0), int(earliest))
+        tps = [TopicPartition(*key) for key in keys]
+        committed = await self._committed(tps)
+        earliest = await (await self._offsets()).beginning_offsets(tps)
+        return {
+            (tp.topic, tp.partition): max(committed.get(tp, 0), earliest.get(tp) or 0) for tp in tps
+        }
 
     async def _write_state(self, result: BatchResult) -> None:
         writes = result.writes
@@ -432,6 +449,8 @@ def create_app(settings: Settings) -> GateApp:
         start_shutdown_watchdog(settings.shutdown_timeout_seconds)
         if worker.offsets_client is not None:
             app.loop.create_task(worker.offsets_client.stop())
+        if worker.admin_client is not None:
+            app.loop.create_task(worker.admin_client.close())
 
     @app.task
     async def serve_metrics() -> None:
