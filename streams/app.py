@@ -76,6 +76,19 @@ class GateApp(faust.App):
         # full and puts it back on a pressure-drop callback that its blocking path never
         # registers: the partition then stays paused for good. The blocking put into the
         # stream's queue is back-pressure enough, so partitions are never paused for it.
+        # Faust commits past a one-record hole at the head of what was acknowledged (its check
+        # is off by one); a commit must start exactly at the committed offset.
+        new_offset = consumer._new_offset  # type: ignore[attr-defined]
+
+        def contiguous_new_offset(tp: Any) -> int | None:
+            acked = consumer._acked[tp]  # type: ignore[attr-defined]
+            committed = consumer._committed_offset.get(tp)  # type: ignore[attr-defined]
+            if acked and committed is not None and min(acked) > committed:
+                return None
+            result: int | None = new_offset(tp)
+            return result
+
+        consumer._new_offset = contiguous_new_offset  # type: ignore[attr-defined]
         consumer.on_buffer_full = _ignore  # type: ignore[method-assign]
         consumer.on_buffer_drop = _ignore  # type: ignore[method-assign]
         return consumer
@@ -153,6 +166,8 @@ class Worker:
         self.last_offsets: dict[tuple[str, int], int] = {}
         self.offsets_client: Any = None
         self.admin_client: Any = None
+        # input partition -> (the group's committed offset, when it was first seen so)
+        self.commit_seen: dict[tuple[str, int], tuple[int, float]] = {}
         # input partition -> when its offset last moved on (or it was assigned)
         self.progress_at: dict[tuple[str, int], float] = {}
         # turn key -> monotonic time before which its deadline event is not sent again
@@ -176,7 +191,7 @@ class Worker:
         started = time.perf_counter()
         self.refresh_index()
         records = [(source_of(event), event.value) for event in events]
-        await self._check_offsets(records)
+        self._check_offsets(records)
         result = self.batch.run(records, datetime.now(UTC))
         failpoints.hit("before_state_write")
         await self._write_state(result)
@@ -189,28 +204,27 @@ class Worker:
         failpoints.hit("after_outputs")
         self._count(result, time.perf_counter() - started)
 
-    async def _check_offsets(self, records: Sequence[tuple[Source, bytes]]) -> None:
+    def _check_offsets(self, records: Sequence[tuple[Source, bytes]]) -> None:
         """Stop, before acknowledging anything, when the consumer skipped input records.
 
-        Faust can fetch records and not hand them on (its prefetch around a rebalance, its
-        read-offset bookkeeping); the inputs have no transaction markers, so a partition's
-        offsets must follow the committed one without a hole. The hole is never committed
-        (`GateApp._new_consumer`), so the restart reads the skipped records again.
+        Within one assignment a partition's offsets follow one another (the inputs have no
+        transaction markers). A hole means Faust fetched records and did not hand them on; it
+        is never committed (`GateApp._new_consumer`), so the restart reads them again. A hole
+        before the first record of an assignment holds the commit back, and `check_progress`
+        restarts the worker when the commit stays behind.
         """
         if self.app.holes:
             fail_stop(f"the consumer skipped {self.app.holes[0]}; a restart reads them again")
         last = self.last_offsets
-        new = {(s.topic, s.partition) for s, _raw in records} - set(last)
-        first = await self._first_offsets(new) if new else {}
         for source, _raw in records:
             key = (source.topic, source.partition)
-            expected = last[key] + 1 if key in last else first[key]
-            if source.offset > expected:
+            before = last.get(key)
+            if before is not None and source.offset > before + 1:
                 fail_stop(
-                    f"the consumer skipped offsets {expected}..{source.offset - 1} of "
+                    f"the consumer skipped offsets {before + 1}..{source.offset - 1} of "
                     f"{source.topic}:{source.partition}; a restart reads them again"
                 )
-            if source.offset > last.get(key, -1):
+            if before is None or source.offset > before:
                 last[key] = source.offset
                 self.progress_at[key] = time.monotonic()
 
@@ -236,13 +250,22 @@ class Worker:
             return
         ends = await (await self._offsets()).end_offsets(owned)
         committed = await self._committed(owned)
+        stall = self.settings.stall_seconds
         for tp, end in ends.items():
             key = (tp.topic, tp.partition)
-            done = max(self.last_offsets.get(key, -1) + 1, committed.get(tp, 0))
-            if end > done and now - self.progress_at[key] > self.settings.stall_seconds:
+            mark = committed.get(tp, 0)
+            if self.commit_seen.get(key, (None, 0.0))[0] != mark:
+                self.commit_seen[key] = (mark, now)
+            read = self.last_offsets.get(key, -1) + 1
+            if end > max(read, mark) and now - self.progress_at[key] > stall:
                 fail_stop(
-                    f"no record of {tp.topic}:{tp.partition} for {self.settings.stall_seconds:.0f}"
-                    f" s while {end - done} wait; a restart reads them again"
+                    f"no record of {tp.topic}:{tp.partition} for {stall:.0f} s while "
+                    f"{end - max(read, mark)} wait; a restart reads them again"
+                )
+            if read > mark and now - self.commit_seen[key][1] > stall:
+                fail_stop(
+                    f"the commit of {tp.topic}:{tp.partition} stayed at {mark} for "
+                    f"{stall:.0f} s while {read} were read: a hole; a restart reads it"
                 )
 
     async def _committed(self, tps: list[Any]) -> dict[Any, int]:
@@ -268,18 +291,6 @@ class Worker:
             await client.start()
             self.offsets_client = client
         return self.offsets_client
-
-    async def _first_offsets(self, keys: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
-        """Where each partition's input resumes: the group's committed offset, or the log start
-        if later (retention may have deleted what was never committed)."""
-        from aiokafka import TopicPartition
-
-        tps = [TopicPartition(*key) for key in keys]
-        committed = await self._committed(tps)
-        earliest = await (await self._offsets()).beginning_offsets(tps)
-        return {
-            (tp.topic, tp.partition): max(committed.get(tp, 0), earliest.get(tp) or 0) for tp in tps
-        }
 
     async def _write_state(self, result: BatchResult) -> None:
         writes = result.writes
@@ -430,6 +441,7 @@ def create_app(settings: Settings) -> GateApp:
         worker.index_fresh = False
         worker.last_offsets.clear()
         worker.progress_at.clear()
+        worker.commit_seen.clear()
 
     @app.on_partitions_revoked.connect
     async def revoked(sender: Any, /, *args: Any, **kwargs: Any) -> None:
