@@ -202,7 +202,7 @@ class CrashRun:
 
     tmp: Path
     failpoint: str
-    total: int = 400
+    total: int = 300
     corrections: bool = True
     deadline_seconds: float = 20.0
     partitions: int = 2
@@ -215,7 +215,7 @@ class CrashRun:
         self.base_env = {
             "REPLYGATE_CORRECTION_DEADLINE_SECONDS": str(self.deadline_seconds),
             "REPLYGATE_SESSION_TIMEOUT_SECONDS": "6",
-            "REPLYGATE_STALL_SECONDS": "15",
+            "REPLYGATE_STALL_SECONDS": "8",
             **self.env,
         }
 
