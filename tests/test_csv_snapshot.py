@@ -268,11 +268,9 @@ def test_fifo_returns_promptly(tmp_path: Path) -> None:
         target=lambda: result.append(snapshot_charts(model(chart()), tmp_path, 1024)),
         daemon=True,
     )
-    started = time.monotonic()
     worker.start()
     worker.join(timeout=5)
     assert not worker.is_alive(), "reading a FIFO blocked"
-    assert time.monotonic() - started < 2
     snapshot, issues = result[0]
     assert snapshot is None
     assert only(issues).code == "csv_not_regular_file"
