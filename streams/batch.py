@@ -24,6 +24,9 @@ from streams.turns import Step, on_cancel, on_deadline, on_reply
 
 log = logging.getLogger("replygate.worker")
 
+# Tombstones one batch may write for expired turns (each is one more record to send).
+EXPIRE_PER_BATCH = 1000
+
 # The stored value of a turn on a partition (None: no state), as the store has it now.
 ReadState = Callable[[int, bytes], bytes | None]
 
@@ -121,13 +124,21 @@ class TurnBatch:
         return seen_by(self._stored(source.partition, turn_id.encode()), source_id(source))[0]
 
     def _expire(self, partition: int, now: datetime) -> None:
-        """Finished turns past the horizon go, by broker time, before the record that sees it."""
+        """Finished turns past the horizon go, by broker time, before the record that sees it.
+
+        At most EXPIRE_PER_BATCH a batch, so a backlog of old turns costs many small batches,
+        not one huge one; the rest go in the next batches.
+        """
+        if self._result.expired >= EXPIRE_PER_BATCH:
+            return
         for key in self.index.due(partition, now):
             state = self._stored(partition, key)
             moment = expires_at(state, self.keep) if state is not None else None
             if moment is not None and moment <= now:
                 self._overlay[key] = Write(partition, key, None)
                 self._result.expired += 1
+                if self._result.expired >= EXPIRE_PER_BATCH:
+                    return
 
     def _step(self, source: Source, turn_id: str, now: datetime, step: Step) -> None:
         """Record the step's new state, if it changes it, as the turn's one write."""

@@ -162,3 +162,16 @@ def test_the_index_is_rebuilt_from_the_store(h: Harness) -> None:
     rebuilt.rebuild((0, key, value) for key, value in h.stored.items())
     assert set(rebuilt.pending) == {b"t-42"}
     assert list(rebuilt.due(0, T0 + HORIZON + CLOCK_SKEW)) == [b"t-2"]
+
+
+def test_expiry_is_bounded_per_batch(h: Harness) -> None:
+    """A backlog of old turns goes over several batches, never as one huge write."""
+    from streams.batch import EXPIRE_PER_BATCH
+
+    many = EXPIRE_PER_BATCH + 5
+    h.run([(h.source("replies_raw", i), raw_reply(turn_id=f"t-{i}")) for i in range(many)])
+    later = T0 + HORIZON + CLOCK_SKEW
+    first = h.run([(h.source("replies_raw", many, later), raw_reply(turn_id="x-1"))])
+    second = h.run([(h.source("replies_raw", many + 1, later), raw_reply(turn_id="x-2"))])
+    assert (first.expired, second.expired) == (EXPIRE_PER_BATCH, 5)
+    assert not any(key.startswith(b"t-") for key in h.stored)  # every old turn is gone
