@@ -337,6 +337,10 @@ class Worker:
         for decision in result.outputs:
             metrics.sent(decision)
         metrics.metrics.replayed(result.replayed)
+        if result.replayed:
+            log.warning(
+                "replayed %d input records that found their own state write", result.replayed
+            )
         metrics.metrics.turns_expired(result.expired)
 
     async def scan_deadlines(self) -> None:

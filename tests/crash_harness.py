@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -19,14 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
 
 from tests.kafka_support import Deployment, collect, produce
 from tests.samples import GITHUB_PAT, im_text, raw_reply
 
 OUTPUT_TOPICS = ("delivery.im", "corrections.requests", "replies.dlq")
-REPLAYED = "replygate_replayed_records_total"
+REPLAY_LINE = re.compile(r"replayed (\d+) input records")
 
 
 NOTICE, REPLY, CORRECTED = ("failure_notice", False), ("reply", False), ("reply", True)
@@ -157,16 +157,6 @@ def delivered_count(total: int, corrections: bool) -> int:
     return sum(bool(expected(i, corrections)) for i in range(total))
 
 
-def scrape(port: int, name: str) -> float:
-    """One counter's value from a worker's /metrics (0 when absent)."""
-    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in text.splitlines()
-        if line.startswith(name) and not line.startswith("#")
-    )
-
-
 def wait_killed(proc: subprocess.Popen[bytes], seconds: float) -> bool:
     """Whether the armed worker died by SIGKILL (its failpoint) within `seconds`."""
     try:
@@ -243,12 +233,20 @@ class CrashRun:
         supervisor.start()
         try:
             report = self._read()
-            report.replayed = scrape(supervisor.latest().metrics_port, REPLAYED)  # type: ignore[attr-defined]
+            report.replayed = self._replayed()
         finally:
             supervisor.done.set()
             supervisor.join()
         report.restarts = supervisor.restarts
         return report
+
+    def _replayed(self) -> float:
+        """Replays by every worker of the run, stopped ones too (their logs say it)."""
+        total = 0
+        for log in self.deployment.logs:
+            for match in REPLAY_LINE.finditer(log.read_text(errors="replace")):
+                total += int(match.group(1))
+        return float(total)
 
     def _read(self) -> Report:
         d = self.deployment
