@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import os
 import threading
-import time
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -403,13 +402,11 @@ def test_malformed_quoting(tmp_path: Path, content: str) -> None:
 def test_one_megabyte_field(tmp_path: Path) -> None:
     content = "month,sales\nJan," + "9" * (1024 * 1024) + "\n"
     assert fail(tmp_path, content).code == "csv_too_large"
-    started = time.monotonic()
     issue = fail(tmp_path, content, limit=2 * 1024 * 1024)
     assert issue.code == "csv_field_too_large"
     assert "line 2" in issue.message
     quoted = 'month,sales\nJan,"' + "a" * (1024 * 1024) + '"\n'
     assert fail(tmp_path, quoted, limit=2 * 1024 * 1024).code == "csv_field_too_large"
-    assert time.monotonic() - started < 5
 
 
 def test_ten_thousand_columns_are_fine(tmp_path: Path) -> None:
