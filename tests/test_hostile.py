@@ -132,7 +132,6 @@ def test_hostile_case(case: Case, roots: tuple[Path, Path]) -> None:
 def test_a_fifo_never_blocks_the_gate(roots: tuple[Path, Path]) -> None:
     """Nobody writes to the FIFOs: a gate that opened one for reading would hang here."""
     gate = gate_for(roots)
-    started = time.monotonic()
     csv = gate.check_line(orjson.dumps(tool_call(csv_arguments("data/fifo.csv"))), 1, NOW)
     media = gate.check_line(
         im_reply({"type": "image", "data": {"media": {"kind": "path", "value": "fifo.png"}}}),
