@@ -49,6 +49,10 @@ def _build_parser() -> argparse.ArgumentParser:
         "name", help="im.segments.v1, assistant.html.v1, kandev.rich_output.v1, or a registered one"
     )
     schema.add_argument("--config", type=Path, help="a TOML or YAML settings file")
+
+    from streams.deliveries_cli import add_parser
+
+    add_parser(commands)
     return parser
 
 
@@ -160,6 +164,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_check(args, stdout)
     if args.command == "schema":
         return run_schema(args, stdout)
+    if args.command == "deliveries":
+        from streams.deliveries_cli import run_deliveries
+
+        return run_deliveries(args, stdout)
     if args.command in ("topics", "demo"):
         settings = _load_or_report(args.config)
         if settings is None:

@@ -22,14 +22,20 @@ POINTS = (
     "pending_state_written",  # a correction request's pending state is durable, not yet sent
     "partitions_revoked",  # a rebalance takes partitions away from this worker
 )
+# The points of `replygate deliveries`, in the order of one delivery.
+ENDPOINT_POINTS = (
+    "endpoint_handed_on",  # handed on; its id is not recorded yet (the documented repeat window)
+    "endpoint_recorded",  # handed on and its id recorded; its offset is not committed
+)
 
 
 def _parse(spec: str) -> tuple[str, int] | None:
     if not spec:
         return None
     name, _, count = spec.partition("@")
-    if name not in POINTS:
-        raise ValueError(f"REPLYGATE_FAILPOINT: unknown point {name!r}; known: {', '.join(POINTS)}")
+    known = POINTS + ENDPOINT_POINTS
+    if name not in known:
+        raise ValueError(f"REPLYGATE_FAILPOINT: unknown point {name!r}; known: {', '.join(known)}")
     return name, int(count or 1)
 
 

@@ -72,6 +72,20 @@ class KafkaSecurity(BaseModel):
     ssl_keyfile: Path | None = None
 
 
+class EndpointSettings(BaseModel):
+    """`replygate deliveries`: how long ids are kept and how long each wait may last."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # A repeat of a delivery is dropped while its id is younger than this.
+    horizon_seconds: float = Field(default=7 * 86400.0, ge=1, le=365 * 86400.0)
+    connect_timeout_seconds: float = Field(default=15.0, gt=0, le=300)
+    webhook_timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+    webhook_first_backoff_seconds: float = Field(default=0.5, gt=0, le=60)
+    webhook_max_backoff_seconds: float = Field(default=30.0, gt=0, le=3600)
+    batch_max_records: int = Field(default=100, ge=1, le=10_000)
+
+
 class Settings(BaseSettings):
     """Everything a worker or `replygate check` needs; environment wins over the config file."""
 
@@ -151,6 +165,8 @@ class Settings(BaseSettings):
     extra_contracts: dict[str, str] = Field(default_factory=dict)
 
     corrector: CorrectorSettings = CorrectorSettings()
+
+    endpoint: EndpointSettings = EndpointSettings()
 
     # Operations
     metrics_port: int = Field(default=9108, ge=0, le=65535)
