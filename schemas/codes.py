@@ -20,6 +20,8 @@ from typing import Final
 IM: Final = "im.segments.v1"
 HTML: Final = "assistant.html.v1"
 RICH: Final = "kandev.rich_output.v1"
+PLAIN: Final = "text.plain.v1"
+SCHEMA: Final = "caller-owned contracts"
 ANY: Final = "any contract"
 SELECT: Final = "reply selection"
 RECORD: Final = "record"
@@ -186,6 +188,81 @@ ISSUE_CODES: Final = _table(
        "html/body/b[1]@id",
        "doc://docid-17-c2-p3?id=text-99: element ID 'text-99' is not in fragment "
        "docid-17-c2-p3 (known: text-21, text-22)"),
+    # text.plain.v1 (and progress summaries)
+    _c("control_character", PLAIN,
+       "NUL or another C0/C1 control character (tab, line feed and carriage return are "
+       "fine); the path names the code point's index. Also in a progress summary's text.",
+       "text[5]",
+       "contains the control character U+0007; only tab, line feed and carriage return are "
+       "allowed"),
+    # caller-owned contracts (JSON Schema): `schema.` + the failing keyword
+    *(_c(f"schema.{keyword}", SCHEMA, meaning, path, message)
+      for keyword, meaning, path, message in (
+        ("type", "A value of a JSON type the schema does not allow.", "items[0].title",
+         "has the wrong JSON type; the schema allows string"),
+        ("enum", "A value outside the schema's `enum`.", "priority",
+         "is not one of the values the schema lists"),
+        ("const", "A value other than the schema's `const`.", "version",
+         "is not the one value the schema allows"),
+        ("multipleOf", "A number that is not a multiple of `multipleOf`.", "count",
+         "is not a multiple of 5"),
+        ("maximum", "A number above `maximum`.", "count", "is above the maximum 10"),
+        ("exclusiveMaximum", "A number not below `exclusiveMaximum`.", "count",
+         "must be below 10"),
+        ("minimum", "A number below `minimum`.", "count", "is below the minimum 0"),
+        ("exclusiveMinimum", "A number not above `exclusiveMinimum`.", "count",
+         "must be above 0"),
+        ("maxLength", "A string longer than `maxLength` (code points).", "title",
+         "is longer than 120 characters"),
+        ("minLength", "A string shorter than `minLength` (code points).", "title",
+         "is shorter than 1 characters"),
+        ("pattern", "A string that does not match `pattern`.", "id",
+         "does not match the pattern ^T-[0-9]+$"),
+        ("format", "A string that is not of its `format` (only where the schema asserts "
+         "formats).", "email", "is not a valid email"),
+        ("maxItems", "An array longer than `maxItems`.", "items", "has more than 50 items"),
+        ("minItems", "An array shorter than `minItems`.", "items", "has fewer than 1 items"),
+        ("uniqueItems", "An array with repeated items under `uniqueItems`.", "tags",
+         "has repeated items; they must be unique"),
+        ("contains", "An array without an item matching `contains`.", "items",
+         "does not have the items the schema's contains asks for"),
+        ("minContains", "Fewer items matching `contains` than `minContains`.", "items",
+         "has too few items matching contains"),
+        ("maxContains", "More items matching `contains` than `maxContains`.", "items",
+         "has too many items matching contains"),
+        ("maxProperties", "An object with more properties than `maxProperties`.", "meta",
+         "has more than 10 properties"),
+        ("minProperties", "An object with fewer properties than `minProperties`.", "meta",
+         "has fewer than 1 properties"),
+        ("required", "A property the schema requires is absent; the path names it.",
+         "items[0].title", "is required"),
+        ("dependentRequired", "A property `dependentRequired` asks for is absent; the path "
+         "names it.", "end", "is required when the property it depends on is present"),
+        ("additionalProperties", "A property that `additionalProperties: false` (or its "
+         "schema) refuses; the path names it.", "items[0].colour",
+         "is not a property the schema allows here"),
+        ("unevaluatedProperties", "A property no subschema evaluated, under "
+         "`unevaluatedProperties`; the path names it.", "colour",
+         "is not a property the schema allows here"),
+        ("unevaluatedItems", "An array item no subschema evaluated, under "
+         "`unevaluatedItems`.", "items", "is an item the schema does not allow here"),
+        ("items", "An array item beyond `prefixItems` where `items` is false.", "pair[2]",
+         "is not allowed here (the schema is false)"),
+        ("propertyNames", "A property name that `propertyNames` refuses.", "meta",
+         "has a property name the schema does not allow"),
+        ("oneOf", "A value that matches none, or more than one, of the `oneOf` schemas.",
+         "items[1]", "must match exactly one of the schema's oneOf alternatives"),
+        ("anyOf", "A value that matches none of the `anyOf` schemas.", "contact",
+         "must match at least one of the schema's anyOf alternatives"),
+        ("not", "A value that matches the schema under `not`.", "title",
+         "matches a schema that it must not match"),
+        ("false", "A value where the schema is `false` (e.g. `properties: {x: false}`).",
+         "internal", "is not allowed here (the schema is false)"),
+        ("contentEncoding", "A string not in the `contentEncoding` named (where asserted).",
+         "data", "is not in the encoding the schema names"),
+        ("contentMediaType", "A string not of the `contentMediaType` named (where asserted).",
+         "data", "is not of the media type the schema names"),
+      )),
     # kandev.rich_output.v1: the arguments
     _c("too_large", RICH, "The arguments are over 64 KiB as UTF-8 JSON.",
        "$", "is 70000 bytes as UTF-8 JSON; the limit is 65536"),
@@ -351,6 +428,8 @@ _SECTIONS: Final = (
     (SELECT, "Where the reply comes from (every contract)"),
     (IM, f"`{IM}`"),
     (HTML, f"`{HTML}`"),
+    (PLAIN, f"`{PLAIN}` and progress summaries"),
+    (SCHEMA, "Caller-owned contracts (JSON Schema): `schema.` and the failing keyword"),
     (RICH, f"`{RICH}`"),
     (RECORD, "The record around the reply"),
 )

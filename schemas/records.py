@@ -92,6 +92,13 @@ class RawReply(Record):
     output: ModelOutput
     context: Context | None = None
     produced_at: Timestamp
+    # A progress summary (`kind: progress`, with its `seq`) or the final reply (absent/final).
+    kind: Literal["final", "progress"] | None = None
+    seq: Annotated[int, Field(ge=0, le=2**63 - 1)] | None = None
+
+    @property
+    def is_progress(self) -> bool:
+        return self.kind == "progress"
 
 
 class ToolCall(Record):
@@ -128,16 +135,22 @@ class ErrorEntry(Record):
     message: str
 
 
+# `<turn_id>` for a reply or notice, `<turn_id>/progress/<seq>` for a progress summary.
+DeliveryId = Annotated[str, StringConstraints(min_length=1, max_length=240)]
+
+
 class Delivery(Record):
     """What a platform endpoint consumes from `delivery.<platform>`."""
 
-    delivery_id: TurnId
+    delivery_id: DeliveryId
     turn_id: TurnId
     conversation_id: Id
     platform: Platform
     contract: ContractName
-    kind: Literal["reply", "failure_notice"]
+    kind: Literal["reply", "failure_notice", "progress"]
     message: dict[str, Any]
+    # One line of plain text projected from `message` (docs/records.md, Previews).
+    preview: Annotated[str, StringConstraints(max_length=280)]
     corrected: bool
     masked: list[MaskEntry]
     notices: list[NoticeEntry]

@@ -46,7 +46,9 @@ def _build_parser() -> argparse.ArgumentParser:
 
     schema = commands.add_parser("schema", help="print a contract's JSON Schema")
     schema.add_argument(
-        "name", help="im.segments.v1, assistant.html.v1, kandev.rich_output.v1, or a registered one"
+        "name",
+        help="im.segments.v1, assistant.html.v1, text.plain.v1, kandev.rich_output.v1, "
+        "or a registered one",
     )
     schema.add_argument("--config", type=Path, help="a TOML or YAML settings file")
 
@@ -143,7 +145,10 @@ def run_schema(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     if args.name == CONTRACT_NAME:
         schema = rich_output_json_schema()
     else:
-        contract = build_registry(settings.extra_contracts).get(args.name)
+        try:
+            contract = build_registry(settings).get(args.name)
+        except ValueError as exc:
+            return _usage_error(f"settings: {exc}")
         if contract is None:
             return _usage_error(f"unknown contract {args.name!r}")
         schema = contract.json_schema()

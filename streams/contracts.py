@@ -1,12 +1,28 @@
-"""The contract registry of one deployment: the built-ins plus those named in settings."""
+"""The contract registry of one deployment: the built-ins plus those named in settings.
+
+A deployment adds contracts two ways: JSON Schema files (`schema_contracts`) or Python objects
+(`extra_contracts`, for rules a schema cannot say). Anything wrong with either stops the worker
+and `replygate check` at start with one message that names the file or entry and the problem.
+"""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+import orjson
 
 from schemas.contract import ReplyContract
-from schemas.registry import BUILTIN_CONTRACTS
+from schemas.registry import BUILTIN_CONTRACTS, BUILTIN_NAMES
+from schemas.schema_contract import SchemaContract, SchemaError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from streams.settings import SchemaContractEntry, Settings
+
+# A schema is configuration, not data: anything larger is a mistake (or an attack).
+MAX_SCHEMA_BYTES: Final = 1024 * 1024
 
 
 class ContractLoadError(ValueError):
@@ -33,11 +49,49 @@ def load_contract(name: str, target: str) -> ReplyContract:
     return contract
 
 
-def build_registry(extra: Mapping[str, str]) -> dict[str, ReplyContract]:
-    """Built-ins first; a registered contract may not replace a built-in one."""
+def read_schema(path: Path) -> Any:
+    """The parsed JSON of a schema file, bounded; ContractLoadError says what is wrong."""
+    if not path.is_file():  # also keeps a FIFO or a device from blocking the start
+        raise ContractLoadError("the file does not exist or is not a regular file")
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SCHEMA_BYTES + 1)
+    except OSError as exc:
+        raise ContractLoadError(f"cannot read it: {exc.strerror or type(exc).__name__}") from None
+    if len(data) > MAX_SCHEMA_BYTES:
+        raise ContractLoadError(f"it is larger than {MAX_SCHEMA_BYTES} bytes")
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise ContractLoadError(f"it is not valid JSON: {exc}") from None
+
+
+def load_schema_contract(entry: SchemaContractEntry, path: Path) -> SchemaContract:
+    """One `schema_contracts` entry as a contract; the error names the entry and the file."""
+    try:
+        return SchemaContract(entry.name, read_schema(path), entry.instructions)
+    except (ContractLoadError, SchemaError) as exc:
+        raise ContractLoadError(f"schema_contracts {entry.name!r} ({path}): {exc}") from None
+
+
+def build_registry(settings: Settings) -> dict[str, ReplyContract]:
+    """Built-ins first; a registered contract may neither reuse a built-in name nor another's."""
     registry = dict(BUILTIN_CONTRACTS)
-    for name, target in extra.items():
-        if name in registry:
+    for entry in settings.schema_contracts:
+        path = settings.schema_path(entry)
+        if entry.name in BUILTIN_NAMES:
+            raise ContractLoadError(
+                f"schema_contracts {entry.name!r} ({path}): a built-in contract has that name"
+            )
+        if entry.name in registry:
+            raise ContractLoadError(
+                f"schema_contracts {entry.name!r} ({path}): the name is registered twice"
+            )
+        registry[entry.name] = load_schema_contract(entry, path)
+    for name, target in settings.extra_contracts.items():
+        if name in BUILTIN_NAMES:
             raise ContractLoadError(f"extra_contracts.{name}: a built-in contract has that name")
+        if name in registry:
+            raise ContractLoadError(f"extra_contracts.{name}: schema_contracts has that name too")
         registry[name] = load_contract(name, target)
     return registry

@@ -82,7 +82,7 @@ def run_deliveries(args: argparse.Namespace, stdout: IO[bytes]) -> int:
         return _usage(problem)
     try:
         settings = load_settings(args.config)
-        contracts = build_registry(settings.extra_contracts)
+        contracts = build_registry(settings)
         from streams.kafka_config import aiokafka_options
 
         aiokafka_options(settings)  # the security settings, checked before connecting

@@ -27,6 +27,7 @@ from prometheus_client import (
 from prometheus_client.exposition import choose_encoder
 
 from schemas.codes import ISSUE_CODES, NOTICE_REASONS
+from schemas.registry import BUILTIN_NAMES
 
 if TYPE_CHECKING:
     from streams.settings import Settings
@@ -45,10 +46,13 @@ Outcome = Literal[
     "dead_letter",
     "tool_ok",
     "tool_error",
+    "progress",
+    "progress_rejected",
+    "late_progress",
 ]
 OUTCOMES: Final = frozenset(get_args(Outcome))
 
-BUILTIN_CONTRACTS: Final = ("im.segments.v1", "assistant.html.v1", "kandev.rich_output.v1")
+BUILTIN_CONTRACTS: Final = tuple(sorted(BUILTIN_NAMES))
 
 # Label values for validation error codes and attachment notices: every code replygate emits
 # (schemas/codes.py, the registry the error-code catalogue is generated from). The worker adds
@@ -246,11 +250,17 @@ class Metrics:
     ) -> Metrics:
         """Allow-lists from settings, plus what the worker knows (leak rule ids, extra codes).
 
-        Contracts: the built-ins + `extra_contracts` + `contracts`; rules: `rules` + the ids of
+        Contracts: the built-ins + the registered names (`schema_contracts`, `extra_contracts`)
+        + `contracts`, never a name a record brings; rules: `rules` + the ids of
         `leak_patterns` (never a literal's value); codes and reasons extend the defaults.
         """
         return cls(
-            contracts=[*BUILTIN_CONTRACTS, *settings.extra_contracts, *contracts],
+            contracts=[
+                *BUILTIN_CONTRACTS,
+                *(entry.name for entry in settings.schema_contracts),
+                *settings.extra_contracts,
+                *contracts,
+            ],
             platforms=settings.platforms,
             topics=settings_topics(settings),
             rules=[*rules, *settings.leak_patterns],

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from schemas.contract import ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue, Notice, issues_from_validation_error
 from schemas.json_numbers import wide_integer
+from schemas.preview import preview, project
 from schemas.records import (
     EMPTY_CONTEXT,
     Context,
@@ -28,6 +29,7 @@ from schemas.records import (
     ToolCall,
     TurnControl,
 )
+from schemas.text_plain import control_character_issues
 from streams.contracts import build_registry
 from streams.leaks import Masker, MaskHit
 from streams.media import MediaPolicy, inspect_media
@@ -43,12 +45,17 @@ Action = Literal[
     "tool_error",
     "none",
     "dead_letter",
+    "progress",
+    "drop",
 ]
+DeliveryKind = Literal["reply", "failure_notice", "progress"]
 
 # How much of an error list a dead letter's `detail` may carry.
 _DETAIL_MAX_CHARS = 4000
 # Beyond a dead letter's cut, how much is still masked so a secret across the cut is caught.
 _MASK_SLACK_BYTES = 16 * 1024
+# A progress summary's text, in code points after trimming.
+PROGRESS_MAX_CHARS = 4000
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +241,7 @@ class Gate:
 
     def __post_init__(self) -> None:
         if not self.contracts:
-            self.contracts = build_registry(self.settings.extra_contracts)
+            self.contracts = build_registry(self.settings)
         self.masker = Masker.from_settings(self.settings)
         self.workspaces_root = self.settings.workspaces_root.resolve()
         media = MediaPolicy.from_settings(self.settings)
@@ -282,6 +289,11 @@ class Gate:
         if contract is None:
             issue = Issue("contract", "unknown_contract", f"{reply.contract!r} is not registered")
             return self.dead_letter(raw, source, "unknown_contract", [issue], record_id)
+        kind_issues = progress_envelope_issues(reply)
+        if kind_issues:
+            return self.dead_letter(raw, source, "invalid_envelope", kind_issues, record_id)
+        if reply.is_progress:
+            return self.judge_progress(reply, source.timestamp or now)
         context = reply.context
         if context is None and reply.attempt == 1 and context_for is not None:
             context = context_for(reply.turn_id)
@@ -374,15 +386,35 @@ class Gate:
             turn,
         )
 
+    def judge_progress(self, reply: RawReply, now: datetime) -> Decision:
+        """A progress summary: its text delivered (masked) or dropped; never the turn's state.
+
+        Not validated against the contract and never corrected; whether the turn is already
+        finished is the worker's question (`streams.turns.on_progress`).
+        """
+        turn = Turn(
+            reply.turn_id,
+            reply.conversation_id,
+            reply.platform,
+            reply.contract,
+            reply.attempt,
+            reply.produced_at,
+        )
+        issues = progress_text_issues(reply.output.text)
+        if issues:
+            return Decision(reply.turn_id, "rejected", "drop", self._masked(issues), turn=turn)
+        message, hits = self.masker.mask_tree({"text": reply.output.text}, "$")
+        delivery_id = f"{reply.turn_id}/progress/{reply.seq}"
+        return self._delivery(
+            turn, "progress", message, False, hits, [], now, message["text"], delivery_id
+        )
+
     def failure_notice(self, turn: Turn, now: datetime) -> Decision:
         """The host's fixed notice for a turn whose correction failed or expired."""
+        text = self.settings.failure_notice_text
         contract = self.contracts.get(turn.contract)
-        message = (
-            contract.notice_message(self.settings.failure_notice_text)
-            if contract is not None
-            else {"text": self.settings.failure_notice_text}
-        )
-        return self._delivery(turn, "failure_notice", message, False, [], [], now)
+        message = contract.notice_message(text) if contract is not None else {"text": text}
+        return self._delivery(turn, "failure_notice", message, False, [], [], now, text)
 
     def judge_tool_call(self, call: ToolCall) -> Decision:
         result = run_rich_output(call, self.workspaces_root, self.settings.max_csv_bytes)
@@ -462,6 +494,9 @@ class Gate:
 
     # ---- helpers ------------------------------------------------------------------------
 
+    def _mask(self, text: str) -> str:
+        return self.masker.mask_text(text)[0]
+
     def _instructions(self, contract: ReplyContract) -> str:
         """Format-only instructions and the contract's JSON Schema, masked, cached per contract."""
         text = self._instruction_cache.get(contract.name)
@@ -518,37 +553,49 @@ class Gate:
         if stage is not None:
             message, notices = stage(message)
         masked_message, hits = self.masker.mask_tree(message, "$")
-        return self._delivery(turn, "reply", masked_message, corrected, hits, notices, now)
+        text = project(turn.contract, masked_message)
+        return self._delivery(
+            turn, "reply", masked_message, corrected, hits, notices, now, text
+        )
 
     def _delivery(
         self,
         turn: Turn,
-        kind: Literal["reply", "failure_notice"],
+        kind: DeliveryKind,
         message: dict[str, Any],
         corrected: bool,
         hits: list[MaskHit],
         notices: list[Notice],
         now: datetime,
+        text: str,
+        delivery_id: str | None = None,
     ) -> Decision:
-        """A Delivery to the turn's platform topic, keyed by its conversation."""
+        """A Delivery to the turn's platform topic, keyed by its conversation.
+
+        `text` is what the preview shows: the projected reply, the notice or the progress text.
+        """
         record = {
-            "delivery_id": turn.turn_id,
+            "delivery_id": delivery_id or turn.turn_id,
             "turn_id": turn.turn_id,
             "conversation_id": turn.conversation_id,
             "platform": turn.platform,
             "contract": turn.contract,
             "kind": kind,
             "message": message,
+            "preview": preview(text, self._mask),
             "corrected": corrected,
             "masked": [h.as_dict() for h in hits],
             "notices": [n.as_dict() for n in notices],
             "delivered_at": iso(now),
         }
-        reply = kind == "reply"
+        verdict: Verdict = "rejected" if kind == "failure_notice" else "accepted"
+        action: Action = {"reply": "deliver", "failure_notice": "failure_notice"}.get(
+            kind, "progress"
+        )  # type: ignore[assignment]  # the dict's values are Action literals
         return Decision(
             turn.turn_id,
-            "accepted" if reply else "rejected",
-            "deliver" if reply else "failure_notice",
+            verdict,
+            action,
             output=record,
             topic=self.settings.delivery_topic(turn.platform),
             key=turn.conversation_id.encode(),
@@ -603,6 +650,33 @@ class Gate:
             masked=tuple(hits),
             pending=pending,
         )
+
+
+def progress_envelope_issues(reply: RawReply) -> list[Issue]:
+    """`seq` belongs to progress and progress needs it: otherwise the envelope is invalid."""
+    if reply.is_progress and reply.seq is None:
+        return [Issue("seq", "missing_field", "is required with kind progress")]
+    if not reply.is_progress and reply.seq is not None:
+        return [Issue("seq", "unknown_field", "is only allowed with kind progress")]
+    return []
+
+
+def progress_text_issues(text: str | None) -> list[Issue]:
+    """Why a progress summary's `output.text` cannot be shown (empty list: it can)."""
+    if text is None:
+        return [Issue("output.text", "missing_reply", "a progress summary is output.text")]
+    length = len(text.strip())
+    if length == 0:
+        return [Issue("output.text", "too_short", "is empty; a progress summary needs text")]
+    if length > PROGRESS_MAX_CHARS:
+        return [
+            Issue(
+                "output.text",
+                "too_long",
+                f"has {length} characters after trimming; at most {PROGRESS_MAX_CHARS}",
+            )
+        ]
+    return control_character_issues(text, "output.text")
 
 
 def _record_id(decoded: Any, key: str, fallback: int) -> str | int:

@@ -58,6 +58,19 @@ class CorrectorSettings(BaseModel):
     timeout_seconds: float = Field(default=30.0, gt=0, le=300)
 
 
+class SchemaContractEntry(BaseModel):
+    """A caller-owned contract: a name, a JSON Schema file and optional correction instructions.
+
+    `schema` is read relative to the config file (or the working directory without one).
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    name: str = Field(min_length=1, max_length=100)
+    schema_file: Path = Field(alias="schema")
+    instructions: str | None = Field(default=None, max_length=4000)
+
+
 class KafkaSecurity(BaseModel):
     """SASL and TLS for the broker connection; secrets never appear in logs."""
 
@@ -163,6 +176,8 @@ class Settings(BaseSettings):
 
     # Contracts a deployment registers: name -> "module:attribute" of a ReplyContract
     extra_contracts: dict[str, str] = Field(default_factory=dict)
+    # Contracts a deployment brings as JSON Schema files (draft 2020-12)
+    schema_contracts: list[SchemaContractEntry] = Field(default_factory=list, max_length=100)
 
     corrector: CorrectorSettings = CorrectorSettings()
 
@@ -200,6 +215,12 @@ class Settings(BaseSettings):
 
     def delivery_topic(self, platform: str) -> str:
         return self.topic_prefix + self.topics.delivery_prefix + platform
+
+    def schema_path(self, entry: SchemaContractEntry) -> Path:
+        """A schema file's path: relative ones are read beside the config file."""
+        if entry.schema_file.is_absolute() or self.config_file is None:
+            return entry.schema_file
+        return self.config_file.parent / entry.schema_file
 
 
 def _config_sources(path: Path | None) -> tuple[PydanticBaseSettingsSource, ...]:

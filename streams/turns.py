@@ -45,11 +45,25 @@ def _finish(decision: Decision, outcome: Outcome) -> Step:
     return Step(outcome, emit, finished=outcome)
 
 
+def on_progress(decision: Decision, state: TurnState | None) -> Step:
+    """A progress summary: sent while the turn is open or pending, never a change of state.
+
+    Once the turn is finished it is dropped and counted (`late_progress`), valid or not.
+    """
+    if _split(state)[1] is not None:
+        return Step("late_progress")
+    if decision.action == "drop":
+        return Step("progress_rejected")
+    return Step("progress", (decision,))
+
+
 def on_reply(gate: Gate, decision: Decision, state: TurnState | None, now: datetime) -> Step:
     """A `replies.raw` record's decision against the turn's state."""
     pending, finished = _split(state)
     if decision.verdict == "dead_letter":
         return Step("dead_letter", (decision,))
+    if decision.action in ("progress", "drop"):
+        return on_progress(decision, state)
     turn = decision.turn
     if turn is None or finished is not None:
         return Step("duplicate_dropped")

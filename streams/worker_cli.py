@@ -38,6 +38,13 @@ def run_worker(argv: Sequence[str]) -> int:
     except (OSError, ValueError, ValidationError) as exc:
         print(f"replygate worker: settings: {settings_problem(exc)}", file=sys.stderr)
         return 2
+    from streams.contracts import build_registry
+
+    try:
+        build_registry(settings)  # a bad contract stops the worker here, before Faust starts
+    except ValueError as exc:
+        print(f"replygate worker: settings: {exc}", file=sys.stderr)
+        return 2
     if settings.processing_guarantee == "exactly_once":
         print(f"replygate worker: {EXACTLY_ONCE_REFUSED}", file=sys.stderr)
         return 2

@@ -121,7 +121,11 @@ def test_the_scan_sees_the_places_that_emit_codes(emitted: dict[str, list[str]])
 def test_every_registered_code_is_emitted_somewhere(emitted: dict[str, list[str]]) -> None:
     """No stale entries: a code is emitted by a literal or by pydantic's mapping."""
     from_pydantic = {*_CODES.values(), "wrong_type", "invalid_value"}
-    assert unregistered(ISSUE_CODES, dict.fromkeys({*emitted, *from_pydantic})) == []  # type: ignore[arg-type]
+    # `schema.<keyword>` is built from the failing keyword; tests/test_schema_contracts.py
+    # makes each registered one happen.
+    from_schema = {c for c in ISSUE_CODES if c.startswith("schema.")}
+    everything = {*emitted, *from_pydantic, *from_schema}
+    assert unregistered(ISSUE_CODES, dict.fromkeys(everything)) == []  # type: ignore[arg-type]
 
 
 def test_pydantic_errors_map_onto_registered_codes_only() -> None:

@@ -1,0 +1,121 @@
+"""A Delivery's `preview`: one line of plain text for a console, a log line or a notification.
+
+Projected from the delivered message (validated, masked, notice-substituted), never from raw
+output, so it can hold no secret and no unchecked attachment. Pure: the masker is passed in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import orjson
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+MAX_CODE_POINTS: Final = 280
+ELLIPSIS: Final = "…"
+# Passes of "mask, then normalise and cut" before the result is stable (one, nearly always).
+_MAX_PASSES: Final = 4
+
+_WHITESPACE: Final = re.compile(r"\s+")
+# Segment types shown as a bracketed word (share adds its title).
+_TOKENS: Final[Mapping[str, str]] = {
+    "image": "[image]",
+    "audio": "[audio]",
+    "video": "[video]",
+    "file": "[file]",
+    "reply": "[reply]",
+    "forward": "[forward]",
+    "face": "[face]",
+    "dice": "[dice]",
+    "rps": "[rps]",
+}
+# Elements of assistant.html.v1 that end a line of text where they start and stop.
+_INLINE: Final = frozenset({"b", "strong", "i", "em", "u", "s", "sub", "sup", "code", "a", "img"})
+
+
+def one_line(text: str) -> str:
+    """Whitespace runs (line breaks too) to one space, ends trimmed, cut to 280 code points."""
+    line = _WHITESPACE.sub(" ", text).strip()
+    if len(line) <= MAX_CODE_POINTS:
+        return line
+    return line[: MAX_CODE_POINTS - 1] + ELLIPSIS
+
+
+def _segment_text(segment: Any) -> str:
+    """One `im.segments.v1` segment as preview text."""
+    seg_type, data = segment.get("type"), segment.get("data") or {}
+    if seg_type == "text":
+        return str(data.get("text", ""))
+    if seg_type == "markdown":
+        return str(data.get("content", ""))
+    if seg_type == "mention":
+        return "@" + str(data.get("target", ""))
+    if seg_type == "share":
+        return f"[share: {data.get('title', '')}]"
+    return _TOKENS.get(str(seg_type), "")
+
+
+def segments_text(message: Mapping[str, Any]) -> str:
+    return "".join(_segment_text(s) for s in message.get("segments", []) if isinstance(s, dict))
+
+
+def html_text(html: str) -> str:
+    """The HTML's text content (entities decoded), a space at each block boundary."""
+    root = LexborHTMLParser(html, is_fragment=True, fragment_tag="body", scripting=False).root
+    out: list[str] = []
+    stack: list[tuple[LexborNode | None, bool]] = [(root, True)] if root is not None else []
+    while stack:
+        node, entering = stack.pop()
+        if node is None:
+            continue
+        if node.tag == "-text":
+            out.append(node.text(deep=False) or "")
+            continue
+        block = node.tag not in _INLINE
+        if block:
+            out.append(" ")
+        if not entering:
+            continue
+        stack.append((node, False))
+        children = list(node.iter(include_text=True))
+        stack.extend((child, True) for child in reversed(children))
+    return "".join(out)
+
+
+def _plain(message: Mapping[str, Any]) -> str:
+    return str(message.get("text", ""))
+
+
+def _compact_json(message: Any) -> str:
+    return orjson.dumps(message).decode()
+
+
+PROJECTIONS: Final[Mapping[str, Callable[[Mapping[str, Any]], str]]] = {
+    "im.segments.v1": segments_text,
+    "assistant.html.v1": lambda message: html_text(str(message.get("html", ""))),
+    "text.plain.v1": _plain,
+}
+
+
+def project(contract: str, message: Mapping[str, Any]) -> str:
+    """A delivered reply's message as text, before it is made one line (see `preview`).
+
+    Progress and failure notices are previewed from their own text, not projected.
+    """
+    projection = PROJECTIONS.get(contract)
+    return projection(message) if projection is not None else _compact_json(message)
+
+
+def preview(text: str, mask: Callable[[str], str]) -> str:
+    """`text` as one line; masked again until stable, since joining or cutting text can make a
+    string a leak rule matches (the message's own strings are already masked).
+    """
+    line = one_line(text)
+    for _ in range(_MAX_PASSES):
+        masked = mask(line)
+        if masked == line:
+            return line
+        line = one_line(masked)
+    return ""

@@ -1,0 +1,237 @@
+"""Contracts that a deployment brings as JSON Schemas (docs/contracts.md section 5), pure.
+
+The reply is one JSON object (the `json` tool call or `output.text`, the transport rules of
+`im.segments.v1`); validation is the schema, nothing added and nothing relaxed. Each violation is
+an Issue coded `schema.<keyword>` at a path in the project's notation. Validator: jsonschema-rs
+(draft 2020-12, chosen by measurement: bench/README.md), offline (a `$ref` is never fetched) and
+with the linear-time regex engine, so a hostile reply cannot make a `pattern` run long.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any, Final
+
+import jsonschema_rs
+import orjson
+
+from schemas.codes import ISSUE_CODES
+from schemas.contract import ContractResult, ReplyContract, ReplyInput
+from schemas.errors import Issue, child_path, json_path
+from schemas.im_segments import parse_reply
+from schemas.records import Context
+
+DRAFT_2020_12: Final = "https://json-schema.org/draft/2020-12/schema"
+NAME_PATTERN: Final = re.compile(r"^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*\.v[0-9]+$")
+MAX_ISSUES: Final = 100
+
+# The keywords whose failures are reported as `schema.<keyword>`: those schemas/codes.py lists.
+KEYWORDS: Final = tuple(
+    code.removeprefix("schema.") for code in ISSUE_CODES if code.startswith("schema.")
+)
+_KEYWORD_SET: Final = frozenset(KEYWORDS)
+# Keywords followed in a schema path by a name or an index before the next subschema.
+_NAMED: Final = frozenset({"properties", "patternProperties", "$defs", "definitions",
+                           "dependentSchemas", "dependentRequired"})  # fmt: skip
+_INDEXED: Final = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+# jsonschema-rs error kinds -> keyword, for a path that does not name it.
+_KIND_KEYWORDS: Final = {
+    "AdditionalItems": "items", "AdditionalProperties": "additionalProperties",
+    "AnyOf": "anyOf", "Constant": "const", "Contains": "contains",
+    "ContentEncoding": "contentEncoding", "ContentMediaType": "contentMediaType", "Enum": "enum",
+    "ExclusiveMaximum": "exclusiveMaximum", "ExclusiveMinimum": "exclusiveMinimum",
+    "FalseSchema": "false", "Format": "format", "MaxItems": "maxItems",
+    "MaxLength": "maxLength", "MaxProperties": "maxProperties", "Maximum": "maximum",
+    "MinItems": "minItems", "MinLength": "minLength", "MinProperties": "minProperties",
+    "Minimum": "minimum", "MultipleOf": "multipleOf", "Not": "not",
+    "OneOfMultipleValid": "oneOf", "OneOfNotValid": "oneOf", "Pattern": "pattern",
+    "BacktrackLimitExceeded": "pattern", "RegexEngineFailure": "pattern",
+    "PropertyNames": "propertyNames", "Required": "required", "Type": "type",
+    "UnevaluatedItems": "unevaluatedItems", "UnevaluatedProperties": "unevaluatedProperties",
+    "UniqueItems": "uniqueItems",
+}  # fmt: skip
+# What each keyword asks, said without quoting the reply (the schema itself is host text).
+_MESSAGES: Final = {
+    "type": "has the wrong JSON type; the schema allows {types}",
+    "enum": "is not one of the values the schema lists",
+    "const": "is not the one value the schema allows",
+    "multipleOf": "is not a multiple of {multiple_of}",
+    "maximum": "is above the maximum {limit}",
+    "exclusiveMaximum": "must be below {limit}",
+    "minimum": "is below the minimum {limit}",
+    "exclusiveMinimum": "must be above {limit}",
+    "maxLength": "is longer than {limit} characters",
+    "minLength": "is shorter than {limit} characters",
+    "pattern": "does not match the pattern {pattern}",
+    "format": "is not a valid {format}",
+    "maxItems": "has more than {limit} items",
+    "minItems": "has fewer than {limit} items",
+    "uniqueItems": "has repeated items; they must be unique",
+    "contains": "does not have the items the schema's contains asks for",
+    "minContains": "has too few items matching contains",
+    "maxContains": "has too many items matching contains",
+    "maxProperties": "has more than {limit} properties",
+    "minProperties": "has fewer than {limit} properties",
+    "required": "is required",
+    "dependentRequired": "is required when the property it depends on is present",
+    "additionalProperties": "is not a property the schema allows here",
+    "unevaluatedProperties": "is not a property the schema allows here",
+    "unevaluatedItems": "is an item the schema does not allow here",
+    "items": "is an item the schema does not allow here",
+    "propertyNames": "has a property name the schema does not allow",
+    "oneOf": "must match exactly one of the schema's oneOf alternatives",
+    "anyOf": "must match at least one of the schema's anyOf alternatives",
+    "not": "matches a schema that it must not match",
+    "false": "is not allowed here (the schema is false)",
+    "contentEncoding": "is not in the encoding the schema names",
+    "contentMediaType": "is not of the media type the schema names",
+}
+
+
+class SchemaError(ValueError):
+    """A caller-owned schema that cannot be used: invalid, not draft 2020-12, or unresolvable."""
+
+
+def _schema_problem(exc: Exception) -> str:
+    """The first line of a compile error (jsonschema-rs appends the offending schema part)."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return first[:300]
+
+
+def compile_schema(schema: Any) -> Any:
+    """A draft 2020-12 validator that never fetches and matches patterns in linear time."""
+    if not isinstance(schema, dict | bool):
+        raise SchemaError("a JSON Schema is an object (or true/false)")
+    if isinstance(schema, dict) and schema.get("$schema", DRAFT_2020_12) != DRAFT_2020_12:
+        raise SchemaError(f"$schema must be {DRAFT_2020_12} (draft 2020-12)")
+    try:
+        jsonschema_rs.meta.validate(schema)
+        return jsonschema_rs.Draft202012Validator(
+            schema, offline=True, pattern_options=jsonschema_rs.RegexOptions()
+        )
+    except Exception as exc:  # jsonschema-rs raises its own ValidationError / ValueError
+        raise SchemaError(f"not a valid JSON Schema: {_schema_problem(exc)}") from None
+
+
+def failing_keyword(schema_path: Sequence[str | int], kind: str) -> str:
+    """The keyword that failed: the error kind's, made precise by the schema path.
+
+    `required` and `dependentRequired` share a kind, so do `contains` and `min/maxContains`;
+    a `false` subschema is reported under the keyword that holds it (`items: false`), or as
+    `false` when that is a named place (`properties.a: false`) or the root.
+    """
+    keyword: str | None = None
+    skip = False
+    for part in schema_path:
+        if skip:
+            skip = False
+        elif isinstance(part, str):
+            keyword, skip = part, part in _NAMED or part in _INDEXED
+    if kind == "FalseSchema":
+        return keyword if keyword in _KEYWORD_SET else "false"
+    if keyword in ("dependentRequired", "minContains", "maxContains"):
+        return keyword
+    return _KIND_KEYWORDS.get(kind, "false")
+
+
+def _message(keyword: str, detail: dict[str, Any]) -> str:
+    template = _MESSAGES[keyword]
+    types = detail.get("types") or ([detail["expected"]] if "expected" in detail else [])
+    values = {
+        "types": " or ".join(str(t) for t in types) or "other types",
+        "limit": detail.get("limit", "the limit"),
+        "multiple_of": detail.get("multiple_of", "the given number"),
+        "pattern": str(detail.get("pattern", ""))[:200],
+        "format": str(detail.get("format", "format"))[:100],
+    }
+    return template.format(**values)
+
+
+def _detail(kind: Any) -> dict[str, Any]:
+    try:
+        detail = kind.as_dict()
+    except Exception:
+        return {}
+    return detail if isinstance(detail, dict) else {}
+
+
+def violation_issues(error: Any) -> Iterator[Issue]:
+    """One jsonschema-rs error as Issues: named properties each get their own path."""
+    kind = type(error.kind).__name__
+    keyword = failing_keyword(list(error.schema_path), kind)
+    code = f"schema.{keyword}"
+    base = json_path(*error.instance_path)
+    detail = _detail(error.kind)
+    message = _message(keyword, detail)
+    if keyword in ("required", "dependentRequired") and isinstance(detail.get("property"), str):
+        yield Issue(child_path(base, detail["property"]), code, message)
+        return
+    unexpected = detail.get("unexpected")
+    if keyword in ("additionalProperties", "unevaluatedProperties") and unexpected:
+        for name in unexpected[:MAX_ISSUES]:
+            yield Issue(child_path(base, str(name)), code, message)
+        return
+    yield Issue(base, code, message)
+
+
+def schema_issues(validator: Any, value: Any) -> list[Issue]:
+    """Every violation (at most MAX_ISSUES, then `too_many_errors`)."""
+    issues: list[Issue] = []
+    for error in validator.iter_errors(value):
+        issues.extend(violation_issues(error))
+        if len(issues) > MAX_ISSUES:
+            return [
+                *issues[:MAX_ISSUES],
+                Issue("$", "too_many_errors", f"more than {MAX_ISSUES} errors; fix these first"),
+            ]
+    return issues
+
+
+_INSTRUCTIONS: Final = (
+    "Your previous reply broke the required format. Send it again as exactly one JSON object "
+    "that matches the JSON Schema below: no Markdown code fence, no text before or after the "
+    "object, no second object. Keep the content of your reply; change only its format to fix "
+    "the listed errors."
+)
+
+
+class SchemaContract:
+    """A caller-owned contract: a name, a draft 2020-12 schema and optional instructions."""
+
+    def __init__(self, name: str, schema: dict[str, Any], instructions: str | None = None):
+        if not NAME_PATTERN.match(name):
+            raise SchemaError(
+                f"the name {name!r} is not lowercase dotted ending in .v<N> (e.g. acme.ticket.v1)"
+            )
+        self.name = name
+        self._schema_bytes = orjson.dumps(schema)
+        self._validator = compile_schema(schema)
+        self._instructions = (
+            f"{_INSTRUCTIONS}\n\n{instructions.strip()}" if instructions else _INSTRUCTIONS
+        )
+
+    def validate(self, reply: ReplyInput, context: Context | None = None) -> ContractResult:
+        """The one JSON object against the schema; the object is delivered untouched."""
+        del context
+        message, problem = parse_reply(reply)
+        if problem is not None or message is None:
+            return ContractResult(issues=(problem or Issue("$", "not_json", "no reply"),))
+        issues = schema_issues(self._validator, message)
+        return ContractResult(issues=tuple(issues)) if issues else ContractResult(message=message)
+
+    def json_schema(self) -> dict[str, Any]:
+        """A fresh copy of the registered schema."""
+        schema: dict[str, Any] = orjson.loads(self._schema_bytes)
+        return schema
+
+    def instructions(self) -> str:
+        return self._instructions
+
+    def notice_message(self, text: str) -> dict[str, Any]:
+        """The host's notice; a caller's schema cannot describe it, so it is plain text."""
+        return {"text": text}
+
+
+def _check(contract: SchemaContract) -> ReplyContract:
+    return contract

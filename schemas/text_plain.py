@@ -1,0 +1,98 @@
+"""The `text.plain.v1` reply contract (docs/contracts.md section 4): text delivered as text.
+
+For agents configured without an output schema. Nothing is parsed or stripped: a literal `@name`
+or `**x**` stays text. Only what no chat surface can show safely is refused: control characters.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from schemas.contract import ContractResult, ReplyContract, ReplyInput
+from schemas.errors import Issue
+from schemas.records import Context
+
+NAME: Final = "text.plain.v1"
+MAX_ISSUES: Final = 100
+# NUL and the C0/C1 controls; tab, line feed and carriage return are ordinary text.
+_ALLOWED_CONTROLS: Final = frozenset("\t\n\r")
+_CONTROLS: Final = frozenset(
+    chr(c) for c in (*range(0x00, 0x20), *range(0x80, 0xA0))
+) - _ALLOWED_CONTROLS
+
+
+def control_character_issues(text: str, base: str) -> list[Issue]:
+    """One issue per control character (bounded), at `base[<code point index>]`."""
+    issues: list[Issue] = []
+    if _CONTROLS.isdisjoint(text):
+        return issues
+    for index, char in enumerate(text):
+        if char not in _CONTROLS:
+            continue
+        if len(issues) == MAX_ISSUES:
+            issues.append(
+                Issue(base, "too_many_errors", f"more than {MAX_ISSUES} control characters")
+            )
+            break
+        issues.append(
+            Issue(
+                f"{base}[{index}]",
+                "control_character",
+                f"contains the control character U+{ord(char):04X}; only tab, line feed and "
+                "carriage return are allowed",
+            )
+        )
+    return issues
+
+
+_INSTRUCTIONS: Final = (
+    "Your previous reply broke the required format. Send it again as plain text in output.text "
+    "(not as a json tool call): the same content, without control characters (NUL and the "
+    "other C0/C1 control characters; tab, line feed and carriage return are fine)."
+)
+
+
+class TextPlainContract:
+    """`text.plain.v1`: `output.text` as it is, masked, never parsed."""
+
+    name: Final = NAME
+
+    def validate(self, reply: ReplyInput, context: Context | None = None) -> ContractResult:
+        """Text only; blank is no reply; control characters are invalid."""
+        del context
+        if reply.transport != "text" or reply.text is None:
+            return ContractResult(
+                issues=(
+                    Issue(
+                        "output",
+                        "missing_reply",
+                        "this contract takes output.text; a json tool call is not a reply here",
+                    ),
+                )
+            )
+        if reply.text.strip() == "":
+            return ContractResult(no_reply=True)
+        issues = control_character_issues(reply.text, "text")
+        if issues:
+            return ContractResult(issues=tuple(issues))
+        return ContractResult(message={"text": reply.text})
+
+    def json_schema(self) -> dict[str, Any]:
+        return {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": "urn:replygate:contract:text.plain.v1",
+            "title": NAME,
+            "description": "Plain text in output.text; blank text means no reply.",
+            "type": "string",
+            "pattern": "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u0080-\\u009f]*$",
+        }
+
+    def instructions(self) -> str:
+        return _INSTRUCTIONS
+
+    def notice_message(self, text: str) -> dict[str, Any]:
+        return {"text": text}
+
+
+TEXT_PLAIN_V1: Final = TextPlainContract()
+_: ReplyContract = TEXT_PLAIN_V1
