@@ -25,7 +25,7 @@ WORKDIR /src
 COPY pyproject.toml ./
 RUN mkdir -p schemas streams && touch README.md schemas/__init__.py streams/__init__.py \
  && /opt/replygate/bin/pip install -q --upgrade pip \
- && /opt/replygate/bin/pip install -q . \
+ && /opt/replygate/bin/pip install -q ".[worker]" \
  && /opt/replygate/bin/pip uninstall -q -y replygate \
  && rm -rf schemas streams README.md build
 COPY README.md ./

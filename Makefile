@@ -11,7 +11,7 @@ export KAFKA_PORT
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,dev,bench]'
+	$(PY) -m pip install -q -e '.[worker,test,dev,bench]'
 	touch $@
 
 install: $(VENV)/.installed
