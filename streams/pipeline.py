@@ -20,6 +20,7 @@ from schemas.contract import ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue, Notice, issues_from_validation_error
 from schemas.json_numbers import wide_integer
 from schemas.preview import preview, project
+from schemas.progress import progress_text_issues
 from schemas.records import (
     EMPTY_CONTEXT,
     Context,
@@ -29,7 +30,6 @@ from schemas.records import (
     ToolCall,
     TurnControl,
 )
-from schemas.text_plain import control_character_issues
 from streams.contracts import build_registry
 from streams.leaks import Masker, MaskHit
 from streams.media import MediaPolicy, inspect_media
@@ -54,8 +54,6 @@ DeliveryKind = Literal["reply", "failure_notice", "progress"]
 _DETAIL_MAX_CHARS = 4000
 # Beyond a dead letter's cut, how much is still masked so a secret across the cut is caught.
 _MASK_SLACK_BYTES = 16 * 1024
-# A progress summary's text, in code points after trimming.
-PROGRESS_MAX_CHARS = 4000
 
 
 @dataclass(frozen=True, slots=True)
@@ -659,24 +657,6 @@ def progress_envelope_issues(reply: RawReply) -> list[Issue]:
     if not reply.is_progress and reply.seq is not None:
         return [Issue("seq", "unknown_field", "is only allowed with kind progress")]
     return []
-
-
-def progress_text_issues(text: str | None) -> list[Issue]:
-    """Why a progress summary's `output.text` cannot be shown (empty list: it can)."""
-    if text is None:
-        return [Issue("output.text", "missing_reply", "a progress summary is output.text")]
-    length = len(text.strip())
-    if length == 0:
-        return [Issue("output.text", "too_short", "is empty; a progress summary needs text")]
-    if length > PROGRESS_MAX_CHARS:
-        return [
-            Issue(
-                "output.text",
-                "too_long",
-                f"has {length} characters after trimming; at most {PROGRESS_MAX_CHARS}",
-            )
-        ]
-    return control_character_issues(text, "output.text")
 
 
 def _record_id(decoded: Any, key: str, fallback: int) -> str | int:
