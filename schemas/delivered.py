@@ -20,6 +20,8 @@ from pydantic import ValidationError
 
 from schemas.contract import ReplyContract, ReplyInput
 from schemas.errors import Issue, issues_from_validation_error
+from schemas.preview import one_line
+from schemas.progress import progress_text_issues
 from schemas.records import EMPTY_CONTEXT, Context, Delivery
 
 HTML: Final = "assistant.html.v1"
@@ -100,6 +102,17 @@ def message_issues(contract: ReplyContract, message: Mapping[str, Any]) -> tuple
     return ()
 
 
+def progress_issues(message: Mapping[str, Any]) -> tuple[Issue, ...]:
+    """A progress summary's message is `{"text": ...}`, under the gate's progress rule."""
+    extra = sorted(str(key) for key in message if key != "text")
+    if extra:
+        return (Issue(f"message.{extra[0][:100]}", "unknown_field", "is not a field of progress"),)
+    text = message.get("text")
+    if text is not None and not isinstance(text, str):
+        return (Issue("message.text", "wrong_type", "must be a string"),)
+    return tuple(progress_text_issues(text, "message.text"))
+
+
 def _under_message(path: str) -> str:
     if path in ("", "$"):
         return "message"
@@ -121,7 +134,11 @@ class Checked:
 def check_delivery(
     value: object, contracts: Mapping[str, ReplyContract], platform: str | None = None
 ) -> Checked:
-    """The closed Delivery record, its platform (when given) and its message, checked again."""
+    """The closed Delivery record, its platform (when given), preview and message, checked again.
+
+    A reply or failure notice is checked by its contract; progress by the progress rule (it is
+    never validated against the contract, by the gate either).
+    """
     try:
         delivery = Delivery.model_validate(value)
     except ValidationError as exc:
@@ -129,9 +146,17 @@ def check_delivery(
     if platform is not None and delivery.platform != platform:
         issue = Issue("platform", "unknown_platform", f"is not {platform!r}, this topic's platform")
         return Checked(None, (issue,))
+    if one_line(delivery.preview) != delivery.preview:
+        issue = Issue(
+            "preview", "invalid_value", "is not one trimmed line of at most 280 characters"
+        )
+        return Checked(None, (issue,))
     contract = contracts.get(delivery.contract)
     if contract is None:
         issue = Issue("contract", "unknown_contract", "is not a registered contract")
         return Checked(None, (issue,))
-    issues = message_issues(contract, delivery.message)
+    if delivery.kind == "progress":
+        issues = progress_issues(delivery.message)
+    else:
+        issues = message_issues(contract, delivery.message)
     return Checked(None if issues else delivery, issues)

@@ -6,7 +6,6 @@ from typing import Any
 
 from schemas.html_answer import ASSISTANT_HTML_V1
 from schemas.im_segments import IM_SEGMENTS_V1
-from schemas.records import Delivery
 
 # A GitHub token of the right shape (not a real one): masked wherever it would be logged.
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -24,13 +23,12 @@ def delivery(
         "contract": IM_SEGMENTS_V1.name,
         "kind": "reply",
         "message": {"segments": [{"type": "text", "data": {"text": text}}]},
+        "preview": text,
         "corrected": False,
         "masked": [],
         "notices": [],
         "delivered_at": "2026-11-30T12:00:01Z",
     }
-    if "preview" in Delivery.model_fields:
-        record["preview"] = text
     record.update(changes)
     return record
 

@@ -150,13 +150,49 @@ def test_failure_notices_of_every_contract_validate_again() -> None:
             orjson.dumps(delivery("t-1", message={"segments": [{"type": "x", "data": {}}]})),
             "unknown_segment_type",
         ),
-        (orjson.dumps(delivery("t-1", text="x" * 4096)), "record_too_large"),
+        (orjson.dumps(delivery("t-1", text="x" * 9000)), "record_too_large"),
+        (orjson.dumps(delivery("t-1", preview="two\nlines")), "invalid_value"),
+        (
+            orjson.dumps(delivery("t-1/progress/0", kind="progress", message={"text": " "})),
+            "too_short",
+        ),
+        (
+            orjson.dumps(delivery("t-1/progress/0", kind="progress", message={"text": "a\x00"})),
+            "control_character",
+        ),
+        (
+            orjson.dumps(delivery("t-1/progress/0", kind="progress", message={"text": "x" * 4001})),
+            "too_long",
+        ),
+        (
+            orjson.dumps(
+                delivery("t-1/progress/0", kind="progress", message={"text": "a", "b": 1})
+            ),
+            "unknown_field",
+        ),
+        (
+            orjson.dumps(delivery("t-1", contract="text.plain.v1", message={"text": "a\x07"})),
+            "control_character",
+        ),
     ],
 )
 def test_what_is_not_a_valid_delivery_for_this_platform(value: bytes | None, code: str) -> None:
-    checked, _ = judge(value, BUILTIN_CONTRACTS, "im", max_bytes=4096)
+    checked, _ = judge(value, BUILTIN_CONTRACTS, "im", max_bytes=8192)
     assert not checked.valid
     assert checked.issues[0].code == code
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        delivery("t-1/progress/3", kind="progress", message={"text": "Searching the docs…"}),
+        delivery("t-1", contract="text.plain.v1", message={"text": "a literal @name\tand **x**"}),
+        delivery("t-1", kind="failure_notice"),
+    ],
+)
+def test_progress_plain_text_and_notices_are_valid_deliveries(record: dict[str, Any]) -> None:
+    checked, decoded = judge(orjson.dumps(record), BUILTIN_CONTRACTS, "im", max_bytes=1 << 20)
+    assert checked.issues == () and checked.valid and decoded == record
 
 
 def test_an_html_message_that_is_not_what_the_contract_delivers_is_refused() -> None:
