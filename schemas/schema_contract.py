@@ -99,6 +99,40 @@ def _schema_problem(exc: Exception) -> str:
     return first[:300]
 
 
+_SUBSCHEMA: Final = frozenset({"items", "additionalProperties", "unevaluatedProperties",
+                               "unevaluatedItems", "contains", "propertyNames", "not", "if",
+                               "then", "else", "contentSchema"})  # fmt: skip
+
+
+def _subschemas(node: dict[str, Any]) -> Iterator[Any]:
+    """The subschemas a schema object holds (never its data: `const`, `enum`, `default`)."""
+    for key, value in node.items():
+        if key in _SUBSCHEMA:
+            yield value
+        elif key in _NAMED and key != "dependentRequired" and isinstance(value, dict):
+            yield from value.values()
+        elif key in _INDEXED and isinstance(value, list):
+            yield from value
+
+
+def with_named_extras(schema: Any) -> Any:
+    """The same schema, where `additionalProperties: false` has a `properties` beside it.
+
+    Without one jsonschema-rs reports a single error that names no property; `properties: {}`
+    changes nothing that is valid, and makes it list every property it refuses.
+    """
+    copy = orjson.loads(orjson.dumps(schema))
+    stack = [copy]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        if node.get("additionalProperties") is False and "properties" not in node:
+            node["properties"] = {}
+        stack.extend(_subschemas(node))
+    return copy
+
+
 def compile_schema(schema: Any) -> Any:
     """A draft 2020-12 validator that never fetches and matches patterns in linear time."""
     if not isinstance(schema, dict | bool):
@@ -108,7 +142,7 @@ def compile_schema(schema: Any) -> Any:
     try:
         jsonschema_rs.meta.validate(schema)
         return jsonschema_rs.Draft202012Validator(
-            schema, offline=True, pattern_options=jsonschema_rs.RegexOptions()
+            with_named_extras(schema), offline=True, pattern_options=jsonschema_rs.RegexOptions()
         )
     except Exception as exc:  # jsonschema-rs raises its own ValidationError / ValueError
         raise SchemaError(f"not a valid JSON Schema: {_schema_problem(exc)}") from None
@@ -169,7 +203,7 @@ def violation_issues(error: Any) -> Iterator[Issue]:
         return
     unexpected = detail.get("unexpected")
     if keyword in ("additionalProperties", "unevaluatedProperties") and unexpected:
-        for name in unexpected[:MAX_ISSUES]:
+        for name in unexpected[: MAX_ISSUES + 1]:  # one more shows the list was cut
             yield Issue(child_path(base, str(name)), code, message)
         return
     yield Issue(base, code, message)

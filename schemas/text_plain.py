@@ -16,9 +16,9 @@ NAME: Final = "text.plain.v1"
 MAX_ISSUES: Final = 100
 # NUL and the C0/C1 controls; tab, line feed and carriage return are ordinary text.
 _ALLOWED_CONTROLS: Final = frozenset("\t\n\r")
-_CONTROLS: Final = frozenset(
-    chr(c) for c in (*range(0x00, 0x20), *range(0x80, 0xA0))
-) - _ALLOWED_CONTROLS
+_CONTROLS: Final = (
+    frozenset(chr(c) for c in (*range(0x00, 0x20), *range(0x80, 0xA0))) - _ALLOWED_CONTROLS
+)
 
 
 def control_character_issues(text: str, base: str) -> list[Issue]:

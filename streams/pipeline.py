@@ -552,9 +552,7 @@ class Gate:
             message, notices = stage(message)
         masked_message, hits = self.masker.mask_tree(message, "$")
         text = project(turn.contract, masked_message)
-        return self._delivery(
-            turn, "reply", masked_message, corrected, hits, notices, now, text
-        )
+        return self._delivery(turn, "reply", masked_message, corrected, hits, notices, now, text)
 
     def _delivery(
         self,

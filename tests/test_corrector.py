@@ -362,3 +362,26 @@ def test_register_corrector_adds_a_concurrent_agent_on_the_corrections_topic(
     assert agent.concurrency == CONCURRENCY > 1
     assert tuple(agent.channel.topics) == ("p.corrections.requests",)
     assert agent in app.agents.values()
+
+
+@pytest.mark.parametrize("contract", ["im.segments.v1", "text.plain.v1"])
+def test_a_100000_character_invalid_reply_is_never_cut(tmp_path: Path, contract: str) -> None:
+    """Long replies (32,000 characters and more) reach the corrector whole, end included."""
+    text = "prose " * 16_666 + "THE-END\x07"
+    assert len(text) > 100_000
+    gate = Gate(Settings(workspaces_root=tmp_path, media_root=tmp_path))
+    record = {
+        "turn_id": "t-long",
+        "conversation_id": "c-7",
+        "platform": "im",
+        "contract": contract,
+        "attempt": 0,
+        "output": {"text": text},
+        "produced_at": "2026-11-30T12:00:00Z",
+    }
+    decision = gate.process_reply(orjson.dumps(record), Source("replies.raw"), NOW)
+    assert decision.action == "request_correction" and decision.output is not None
+    assert decision.output["invalid_output"] == text
+    parsed = parse_request(orjson.dumps(decision.output))
+    (_, user) = build_messages(parsed)
+    assert text in user["content"]
