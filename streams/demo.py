@@ -30,11 +30,17 @@ import orjson
 
 from streams.kafka_ready import KafkaNotReady, caught_up, describe, group_offsets, retry
 from streams.scripted_llm import Canned, ScriptedLLM
-from streams.settings import Settings
+from streams.settings import SchemaContractEntry, Settings
 from streams.topics import TopicsRefused
 
 SAMPLES_DIR: Final = Path(__file__).resolve().parent / "samples"
 SAMPLES_FILE: Final = SAMPLES_DIR / "demo.jsonl"
+# The demo's own caller-owned contract, registered beside any the settings bring.
+DEMO_SCHEMA_CONTRACT: Final = {
+    "name": "acme.ticket.v1",
+    "schema": str(SAMPLES_DIR / "contracts" / "ticket.schema.json"),
+    "instructions": "Answer with the ticket object only.",
+}
 PARTITIONS: Final = 2
 CORRECTION_DEADLINE_SECONDS: Final = 5.0
 CORRECTOR_TIMEOUT_SECONDS: Final = 3.0
@@ -193,6 +199,8 @@ def _details(sample: Sample, seen: Seen, record: Mapping[str, Any] | None) -> li
             words.append(_short(str(record.get("text", "")), 60))
         if "source_topic" in record:
             words.append(f"offset {record['offset']} → DLQ")
+        if record.get("kind") in ("progress", "reply") and record.get("preview"):
+            words.append(f"preview: {_short(str(record['preview']), 48)}")
         if record.get("kind") == "failure_notice":
             words.append(
                 "correction invalid too" if seen.llm_replies else "no correction by the deadline"
@@ -395,6 +403,19 @@ def scrape_outcomes(port: int) -> Counter[str]:
     return counts
 
 
+def with_demo_contract(settings: Settings) -> Settings:
+    """The settings with the demo's JSON Schema contract added (schema paths made absolute)."""
+    entries = [
+        {**entry.model_dump(by_alias=True), "schema": str(settings.schema_path(entry).resolve())}
+        for entry in settings.schema_contracts
+    ]
+    if all(entry["name"] != DEMO_SCHEMA_CONTRACT["name"] for entry in entries):
+        entries.append(dict(DEMO_SCHEMA_CONTRACT))
+    return settings.model_copy(
+        update={"schema_contracts": [SchemaContractEntry.model_validate(e) for e in entries]}
+    )
+
+
 def copy_files(root: Path) -> tuple[Path, Path]:
     """The bundled workspaces and media, copied where the worker may read them."""
     workspaces, media = root / "workspaces", root / "media"
@@ -427,6 +448,9 @@ def worker_env(settings: Settings, root: Path, base_url: str, metrics_port: int)
         "REPLYGATE_CORRECTOR__TIMEOUT_SECONDS": str(CORRECTOR_TIMEOUT_SECONDS),
         "REPLYGATE_METRICS_PORT": str(metrics_port),
         "REPLYGATE_WEB_PORT": str(free_port()),
+        "REPLYGATE_SCHEMA_CONTRACTS": orjson.dumps(
+            [entry.model_dump(mode="json", by_alias=True) for entry in settings.schema_contracts]
+        ).decode(),
     }
     if settings.config_file is not None:
         env["REPLYGATE_CONFIG_FILE"] = str(settings.config_file)
@@ -506,7 +530,7 @@ class Demo:
 
     def __init__(self, settings: Settings, samples: list[Sample], root: Path, console: Any):
         run = uuid.uuid4().hex[:10]
-        self.settings = settings.model_copy(
+        self.settings = with_demo_contract(settings).model_copy(
             update={
                 "topic_prefix": f"demo{run}.",
                 "app_id": f"demo{run}-gate",

@@ -29,6 +29,7 @@ from streams.demo import (
     read_rss,
     read_samples,
     stop_worker,
+    with_demo_contract,
 )
 from streams.pipeline import Decision, Gate, Source
 from streams.scripted_llm import choose
@@ -51,6 +52,9 @@ STORIES = {
     "t-cancel",
     "t-repeat",
     "malformed",
+    "t-plain",
+    "t-ticket",
+    "t-progress",
 }
 LOGICAL = {"delivery.im", "delivery.assistant", "toolresults", "dlq", None}
 
@@ -63,7 +67,9 @@ def samples() -> list[Sample]:
 @pytest.fixture
 def gate() -> Gate:
     return Gate(
-        Settings(workspaces_root=SAMPLES_DIR / "workspaces", media_root=SAMPLES_DIR / "media")
+        with_demo_contract(
+            Settings(workspaces_root=SAMPLES_DIR / "workspaces", media_root=SAMPLES_DIR / "media")
+        )
     )
 
 
