@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import re
 import signal
 import sys
@@ -139,6 +140,12 @@ async def _read(
         counts = await endpoint.run()
     except CannotConnect as exc:
         print(f"replygate deliveries: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except BrokenPipeError:
+        # Nothing more can be written: the delivery in progress was not recorded, so the next
+        # start hands it on again. Point stdout at /dev/null so the exit's flush stays quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print("replygate deliveries: standard output was closed; stopping", file=sys.stderr)
         return EXIT_FAILED
     finally:
         if webhook is not None:
