@@ -121,6 +121,16 @@ def _candidates() -> dict[str, Callable[[dict[str, Any]], Callable[[Any], int]]]
     except ImportError:
         pass
     try:
+        from schemas.schema_contract import compile_schema, schema_issues
+
+        def gate(schema: dict[str, Any]) -> Callable[[Any], int]:
+            v = compile_schema({"$schema": DRAFT, **schema})
+            return lambda x: len(schema_issues(v, x))
+
+        out["replygate (rs + Issues)"] = gate
+    except ImportError:
+        pass
+    try:
         import fastjsonschema
 
         def fast(schema: dict[str, Any]) -> Callable[[Any], int]:
@@ -164,7 +174,7 @@ def microseconds(validate: Callable[[Any], int], instance: Any, rounds: int = 5)
 
 
 def main() -> int:
-    print(f"{'validator':16s} {'2020-12 cases':>14s} {'valid µs':>10s} {'invalid µs':>11s}")
+    print(f"{'validator':24s} {'2020-12 cases':>14s} {'valid µs':>10s} {'invalid µs':>11s}")
     for name, compile_ in _candidates().items():
         right = correctness(compile_)
         try:
@@ -173,7 +183,7 @@ def main() -> int:
             timing = f"{ok:10.1f} {bad:11.1f}"
         except Exception as exc:
             timing = f"  cannot compile the ticket schema ({type(exc).__name__})"
-        print(f"{name:16s} {right:>9d}/{len(CASES):<4d} {timing}")
+        print(f"{name:24s} {right:>9d}/{len(CASES):<4d} {timing}")
     return 0
 
 
