@@ -56,7 +56,8 @@ def argument_problem(args: argparse.Namespace) -> str | None:
     if args.group is not None and not 0 < len(args.group) <= MAX_GROUP_CHARS:
         return f"--group must be 1 to {MAX_GROUP_CHARS} characters"
     if args.webhook is not None and not is_http_url(args.webhook):
-        return f"--webhook {args.webhook[:80]!r} is not an absolute http:// or https:// URL"
+        # not echoed: a webhook URL may carry credentials
+        return "--webhook is not an absolute http:// or https:// URL with a host"
     if args.state is not None and args.state.is_dir():
         return f"--state {args.state} is a directory; name a file"
     if args.state is not None and not args.state.parent.is_dir():

@@ -128,7 +128,7 @@ def test_every_delivery_the_gate_makes_of_the_samples_validates_again() -> None:
         if output is not None and "delivery_id" in output:
             assert check_delivery(output, BUILTIN_CONTRACTS, output["platform"]).valid, output
             contracts.add(output["contract"])
-    assert contracts == {"im.segments.v1", "assistant.html.v1"}
+    assert {"im.segments.v1", "assistant.html.v1"} <= contracts
 
 
 def test_failure_notices_of_every_contract_validate_again() -> None:
