@@ -25,6 +25,8 @@ from schemas.records import Context
 DRAFT_2020_12: Final = "https://json-schema.org/draft/2020-12/schema"
 NAME_PATTERN: Final = re.compile(r"^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*\.v[0-9]+$")
 MAX_ISSUES: Final = 100
+# Replies with more values than this get their first error only (see `schema_issues`).
+MAX_LISTED_NODES: Final = 10_000
 
 # The keywords whose failures are reported as `schema.<keyword>`: those schemas/codes.py lists.
 KEYWORDS: Final = tuple(
@@ -209,8 +211,39 @@ def violation_issues(error: Any) -> Iterator[Issue]:
     yield Issue(base, code, message)
 
 
+def _nodes_within(value: Any, limit: int) -> bool:
+    """Whether the JSON value has at most `limit` nodes (counting stops past the limit)."""
+    stack, seen = [value], 0
+    while stack:
+        node = stack.pop()
+        seen += 1
+        if seen > limit:
+            return False
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return True
+
+
 def schema_issues(validator: Any, value: Any) -> list[Issue]:
-    """Every violation (at most MAX_ISSUES, then `too_many_errors`)."""
+    """Every violation (at most MAX_ISSUES, then `too_many_errors`).
+
+    Listing errors costs time per error, so a reply of more than MAX_LISTED_NODES values is
+    told its first error only: a hostile reply cannot buy seconds of work with many errors.
+    """
+    if validator.is_valid(value):
+        return []
+    if not _nodes_within(value, MAX_LISTED_NODES):
+        try:
+            validator.validate(value)
+        except jsonschema_rs.ValidationError as first_error:
+            first = list(violation_issues(first_error))[:MAX_ISSUES]
+            cut = Issue(
+                "$", "too_many_errors", "the reply is large: only its first error is listed"
+            )
+            return [*first, cut]
+        return []
     issues: list[Issue] = []
     for error in validator.iter_errors(value):
         issues.extend(violation_issues(error))

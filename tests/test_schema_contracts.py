@@ -404,3 +404,15 @@ def test_the_worker_refuses_to_start_with_a_bad_schema_file(
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert "s.json" in err and "not a valid JSON Schema" in err
+
+
+def test_a_large_invalid_reply_is_told_its_first_error_only() -> None:
+    """Listing errors costs time per error: past 10,000 values only the first is listed."""
+    contract = SchemaContract("t.v1", {"properties": {"a": {"items": {"type": "string"}}}})
+    result = contract.validate(ReplyInput("tool", arguments={"a": list(range(150_000))}))
+    assert [(i.path, i.code) for i in result.issues] == [
+        ("a[0]", "schema.type"),
+        ("$", "too_many_errors"),
+    ]
+    small = contract.validate(ReplyInput("tool", arguments={"a": [1, "x", 2]}))
+    assert [i.path for i in small.issues] == ["a[0]", "a[2]"]
