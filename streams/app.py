@@ -57,6 +57,8 @@ class GateApp(faust.App):
     replygate_settings: Settings
     # input offsets the consumer skipped (never committed; the worker stops on them)
     holes: list[str]
+    # (topic, partition) -> log start offset, for input partitions the group never committed
+    log_starts: dict[tuple[str, int], int]
 
     def _new_consumer(self) -> Any:
         """Faust's consumer, except that a hole in the offsets it hands on is never committed.
@@ -80,10 +82,13 @@ class GateApp(faust.App):
         # is off by one); a commit must start exactly at the committed offset.
         new_offset = consumer._new_offset  # type: ignore[attr-defined]
 
+        # A partition the group never committed starts at its log start, which the worker
+        # looks up (`Worker.check_progress`); until then nothing of it is committed.
         def contiguous_new_offset(tp: Any) -> int | None:
             acked = consumer._acked[tp]  # type: ignore[attr-defined]
             committed = consumer._committed_offset.get(tp)  # type: ignore[attr-defined]
-            if acked and committed is not None and min(acked) > committed:
+            start = committed if committed is not None else self.log_starts.get(tp[:2])
+            if acked and (start is None or min(acked) > start):
                 return None
             result: int | None = new_offset(tp)
             return result
@@ -249,11 +254,11 @@ class Worker:
         if not owned:
             return
         ends = await (await self._offsets()).end_offsets(owned)
-        committed = await self._committed(owned)
+        committed = await self.learn_log_starts(owned)
         stall = self.settings.stall_seconds
         for tp, end in ends.items():
             key = (tp.topic, tp.partition)
-            mark = committed.get(tp, 0)
+            mark = committed.get(tp, app.log_starts.get(key, 0))
             if self.commit_seen.get(key, (None, 0.0))[0] != mark:
                 self.commit_seen[key] = (mark, now)
             read = self.last_offsets.get(key, -1) + 1
@@ -267,6 +272,16 @@ class Worker:
                     f"the commit of {tp.topic}:{tp.partition} stayed at {mark} for "
                     f"{stall:.0f} s while {read} were read: a hole; a restart reads it"
                 )
+
+    async def learn_log_starts(self, tps: list[Any]) -> dict[Any, int]:
+        """Look up where never-committed partitions start, so their first commit may go out
+        (`GateApp._new_consumer`); returns the committed offsets of the others."""
+        committed = await self._committed(tps)
+        never = [tp for tp in tps if tp not in committed]
+        if never:
+            starts = await (await self._offsets()).beginning_offsets(never)
+            self.app.log_starts.update({(tp.topic, tp.partition): n for tp, n in starts.items()})
+        return committed
 
     async def _committed(self, tps: list[Any]) -> dict[Any, int]:
         """The group's committed offsets, as the broker has them."""
@@ -408,6 +423,7 @@ def create_app(settings: Settings) -> GateApp:
     )
     app.replygate_settings = settings
     app.holes = []
+    app.log_starts = {}
     n = settings.partitions
     inputs = app.topic(
         settings.topic("replies_raw"),
@@ -433,7 +449,12 @@ def create_app(settings: Settings) -> GateApp:
             settings.batch_max_records, settings.batch_max_wait_seconds
         )
         async for events in batches:
-            await worker.handle(events)
+            try:
+                await worker.handle(events)
+            except BaseException as exc:
+                # Leaving this loop runs take_events' `finally`, which acknowledges the whole
+                # batch: an exception, or a cancel at shutdown, must not commit unsent work.
+                fail_stop(f"a batch did not finish ({type(exc).__name__}); a restart reads it")
 
     @app.timer(interval=settings.deadline_scan_interval_seconds)
     async def scan_deadlines() -> None:
@@ -441,11 +462,20 @@ def create_app(settings: Settings) -> GateApp:
 
     @app.on_partitions_assigned.connect
     async def stale_index(sender: Any, /, *args: Any, **kwargs: Any) -> None:
-        del sender, args, kwargs
+        del sender, kwargs
         worker.index_fresh = False
         worker.last_offsets.clear()
         worker.progress_at.clear()
         worker.commit_seen.clear()
+        from aiokafka import TopicPartition
+
+        assigned = args[0] if args else set()
+        inputs = set(worker.batch.handlers)
+        tps = [TopicPartition(tp.topic, tp.partition) for tp in assigned if tp.topic in inputs]
+        try:
+            await worker.learn_log_starts(tps)
+        except Exception as exc:  # check_progress looks them up again
+            log.warning("log start offsets not known yet (%s)", type(exc).__name__)
 
     @app.on_partitions_revoked.connect
     async def revoked(sender: Any, /, *args: Any, **kwargs: Any) -> None:

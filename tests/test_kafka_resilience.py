@@ -44,8 +44,9 @@ PLATFORM_TOPIC = "delivery.im"
 def test_a_kill_at_each_point_loses_nothing(
     tmp_path: Path, failpoint: str, replays: bool, store: str
 ) -> None:
-    report = CrashRun(tmp_path, failpoint, env={"REPLYGATE_STORE": store}).run()
-    assert report.sound, report.line()
+    run = CrashRun(tmp_path, failpoint, env={"REPLYGATE_STORE": store})
+    report = run.run()
+    assert report.sound, report.line() + run.deployment.log_tail()
     assert report.corrected > 0, f"no correction got through: {report.line()}"
     if replays:
         assert report.replayed > 0, f"no replay happened: {report.line()}"
@@ -53,10 +54,9 @@ def test_a_kill_at_each_point_loses_nothing(
 
 def test_a_kill_while_a_deadline_fires_sends_one_notice(tmp_path: Path) -> None:
     """The failure notice's state is durable when the worker dies; the next one re-sends it."""
-    report = CrashRun(
-        tmp_path, "deadline_state_written@1", corrections=False, deadline_seconds=6
-    ).run()
-    assert report.sound, report.line()
+    run = CrashRun(tmp_path, "deadline_state_written@1", corrections=False, deadline_seconds=6)
+    report = run.run()
+    assert report.sound, report.line() + run.deployment.log_tail()
     assert report.replayed > 0, report.line()
 
 
@@ -79,7 +79,7 @@ def test_a_kill_during_a_rebalance_with_two_workers(tmp_path: Path) -> None:
         report = run.finish()
     finally:
         d.stop_all()
-    assert report.sound, report.line()
+    assert report.sound, report.line() + d.log_tail()
     print(f"rebalance kill: {report.line()}")
 
 
