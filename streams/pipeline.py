@@ -79,6 +79,18 @@ class Turn:
     # The agent's own stamp: how old a reply is when its turn's state is already gone.
     produced_at: str | None = None
 
+    @classmethod
+    def of(cls, reply: RawReply) -> Turn:
+        """The turn a reply (final or progress) belongs to."""
+        return cls(
+            reply.turn_id,
+            reply.conversation_id,
+            reply.platform,
+            reply.contract,
+            reply.attempt,
+            reply.produced_at,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class PendingTurn:
@@ -349,14 +361,7 @@ class Gate:
         context: Context | None = None,
     ) -> Decision:
         """The decision for an envelope-valid reply; the turn state is the worker's business."""
-        turn = Turn(
-            reply.turn_id,
-            reply.conversation_id,
-            reply.platform,
-            reply.contract,
-            reply.attempt,
-            reply.produced_at,
-        )
+        turn = Turn.of(reply)
         selected, issues = select_reply(reply.output)
         result = (
             contract.validate(selected, context or reply.context or EMPTY_CONTEXT)
@@ -390,14 +395,7 @@ class Gate:
         Not validated against the contract and never corrected; whether the turn is already
         finished is the worker's question (`streams.turns.on_progress`).
         """
-        turn = Turn(
-            reply.turn_id,
-            reply.conversation_id,
-            reply.platform,
-            reply.contract,
-            reply.attempt,
-            reply.produced_at,
-        )
+        turn = Turn.of(reply)
         issues = progress_text_issues(reply.output.text)
         if issues:
             return Decision(reply.turn_id, "rejected", "drop", self._masked(issues), turn=turn)
