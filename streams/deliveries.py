@@ -133,6 +133,8 @@ class Endpoint:
 
         record = self.settings.max_output_bytes + FETCH_SLACK_BYTES
         timeout_ms = int(self.settings.endpoint.connect_timeout_seconds * 1000)
+        # A reader that died (SIGKILL) holds its partitions until this passes: a restart waits.
+        session_ms = int(self.settings.session_timeout_seconds * 1000)
         return {
             **aiokafka_options(self.settings),
             "group_id": self.group,
@@ -142,7 +144,9 @@ class Endpoint:
             "auto_offset_reset": "earliest" if self.from_beginning else "latest",
             "max_partition_fetch_bytes": record,
             "fetch_max_bytes": 2 * record,
-            "request_timeout_ms": max(timeout_ms, 5000),
+            "request_timeout_ms": max(timeout_ms, session_ms + 5000),
+            "session_timeout_ms": session_ms,
+            "heartbeat_interval_ms": max(100, session_ms // 3),
             "metadata_max_age_ms": 30_000,
         }
 
