@@ -25,6 +25,7 @@ from schemas.records import Context
 DRAFT_2020_12: Final = "https://json-schema.org/draft/2020-12/schema"
 NAME_PATTERN: Final = re.compile(r"^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*\.v[0-9]+$")
 MAX_ISSUES: Final = 100
+MAX_NAME_CHARS: Final = 100
 # Replies with more values than this get their first error only (see `schema_issues`).
 MAX_LISTED_NODES: Final = 10_000
 
@@ -267,9 +268,10 @@ class SchemaContract:
     """A caller-owned contract: a name, a draft 2020-12 schema and optional instructions."""
 
     def __init__(self, name: str, schema: dict[str, Any], instructions: str | None = None):
-        if not NAME_PATTERN.match(name):
+        if len(name) > MAX_NAME_CHARS or not NAME_PATTERN.match(name):
             raise SchemaError(
-                f"the name {name!r} is not lowercase dotted ending in .v<N> (e.g. acme.ticket.v1)"
+                f"the name {name[:MAX_NAME_CHARS]!r} is not lowercase dotted ending in .v<N> "
+                f"(e.g. acme.ticket.v1), at most {MAX_NAME_CHARS} characters"
             )
         self.name = name
         self._schema_bytes = orjson.dumps(schema)

@@ -66,7 +66,7 @@ class SchemaContractEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    name: str = Field(min_length=1, max_length=100)
+    name: str  # checked with the schema file, so the message can name both
     schema_file: Path = Field(alias="schema")
     instructions: str | None = Field(default=None, max_length=4000)
 
