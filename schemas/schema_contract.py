@@ -303,4 +303,5 @@ class SchemaContract:
 
 
 def _check(contract: SchemaContract) -> ReplyContract:
+    """For mypy: a SchemaContract is a ReplyContract (there is no instance to assign here)."""
     return contract
