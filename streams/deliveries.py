@@ -92,6 +92,19 @@ def masked_issues(masker: Masker, issues: Sequence[Issue]) -> str:
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 
 
+async def commit(consumer: Any, offsets: Mapping[Any, int]) -> None:
+    """Commit `offsets` (if any); a rebalance that moved the partitions is no error."""
+    from aiokafka.errors import CommitFailedError, IllegalStateError
+
+    if not offsets:
+        return
+    try:
+        await consumer.commit(dict(offsets))
+    except (CommitFailedError, IllegalStateError) as exc:
+        # Their next reader re-reads these records, and the ids recorded here drop them.
+        log.warning("offsets not committed: %s", type(exc).__name__)
+
+
 @dataclass
 class Counts:
     """What became of the records read (the summary logged when the reader stops)."""
@@ -199,26 +212,36 @@ class Endpoint:
 
     async def run(self) -> Counts:
         """Read until `stop` is set; every batch's offsets committed after its hand-offs."""
-        from aiokafka.errors import CommitFailedError, IllegalStateError
-
         consumer = await self.connect()
+        assigned: set[Any] = set()
         try:
             while not self.stop.is_set():
                 batch = await consumer.getmany(
                     timeout_ms=POLL_MS, max_records=self.settings.endpoint.batch_max_records
                 )
-                done = await self._hand_on(batch)
-                if done:
-                    try:
-                        await consumer.commit(done)
-                    except (CommitFailedError, IllegalStateError) as exc:
-                        # The partitions moved on a rebalance: their next reader re-reads these
-                        # records, and the ids recorded here drop them as repeats.
-                        log.warning("offsets not committed: %s", type(exc).__name__)
+                assigned = await self._commit_start(consumer, batch, assigned)
+                await commit(consumer, await self._hand_on(batch))
                 self.seen.prune()
         finally:
             await consumer.stop()
         return self.counts
+
+    async def _commit_start(
+        self, consumer: Any, batch: Mapping[Any, Sequence[Any]], known: set[Any]
+    ) -> set[Any]:
+        """Commit where a group starts on a partition it never committed on, before reading.
+
+        Otherwise a reader stopped before its first commit would start again at the newest
+        delivery (`latest`), past those that came meanwhile. Returns the current assignment.
+        """
+        assignment = set(consumer.assignment())
+        start = {}
+        for tp in assignment - known:
+            if await consumer.committed(tp) is None:
+                records = batch.get(tp)
+                start[tp] = records[0].offset if records else await consumer.position(tp)
+        await commit(consumer, start)
+        return assignment
 
     async def _hand_on(self, batch: Mapping[Any, Sequence[Any]]) -> dict[Any, int]:
         """Each record of a batch in turn; the offsets to commit for those that are done."""

@@ -53,17 +53,26 @@ WAIT_SECONDS = 60.0
 
 
 class Reader:
-    """One `replygate deliveries im --from-beginning` process of a test deployment.
+    """One `replygate deliveries im [--from-beginning]` process of a test deployment.
 
     Its stdout lines are collected as they come (a thread); its log is a file in `tmp`.
     """
 
-    def __init__(self, deployment: Deployment, tmp: Path, log: str, group: str, **env: str) -> None:
+    def __init__(
+        self,
+        deployment: Deployment,
+        tmp: Path,
+        log: str,
+        group: str,
+        from_beginning: bool = True,
+        **env: str,
+    ) -> None:
         self.deployment, self.group = deployment, group
         self.log = tmp / log
         with self.log.open("wb") as handle:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "streams.cli", "deliveries", "im", "--from-beginning",
+                [sys.executable, "-m", "streams.cli", "deliveries", "im",
+                 *(["--from-beginning"] if from_beginning else []),
                  "--group", group, "--state", str(tmp / f"{group}.sqlite")],
                 cwd=REPO,
                 env=deployment.worker_env(tmp, **env),

@@ -56,8 +56,8 @@ def test_each_delivery_is_handed_on_once_across_a_kill_and_restarts(tmp_path: Pa
     assert first.end(sig=0) == -signal.SIGKILL, first.stderr()
     assert "failpoint endpoint_recorded: SIGKILL" in first.stderr()
     assert first.ids() == ids[:3]
-    # handed on, but no offset committed
-    assert asyncio.run(committed_offsets(deployment, topic, GROUP)) == {0: -1}
+    # handed on, but nothing of the batch committed: only where the group started
+    assert asyncio.run(committed_offsets(deployment, topic, GROUP)) == {0: 0}
 
     # 2. The restart re-reads the batch: the recorded ids drop their records, the rest goes on.
     second = Reader(deployment, tmp_path, "second.log", GROUP)
@@ -78,6 +78,21 @@ def test_each_delivery_is_handed_on_once_across_a_kill_and_restarts(tmp_path: Pa
     assert third.end() == 0, third.stderr()
     assert third.ids() == ["t-6"]
     assert "handed on 1, repeats dropped 1, invalid 0" in third.stderr()
+
+
+def test_a_new_group_starts_at_the_newest_delivery_and_keeps_its_place(tmp_path: Path) -> None:
+    """Without --from-beginning: what came before is skipped, what comes after a stop is not."""
+    deployment, topic = one_partition()
+    asyncio.run(produce(topic, [("c-1", delivery("t-old"))]))
+    first = Reader(deployment, tmp_path, "first.log", GROUP, from_beginning=False)
+    first.wait_for_commit(topic)  # its start is committed before it reads anything
+    assert first.end() == 0, first.stderr()
+    asyncio.run(produce(topic, [("c-1", delivery("t-new"))]))
+    second = Reader(deployment, tmp_path, "second.log", GROUP, from_beginning=False)
+    second.wait_for_lines(1)
+    second.wait_for_commit(topic)
+    assert second.end() == 0, second.stderr()
+    assert first.ids() == [] and second.ids() == ["t-new"]
 
 
 def test_a_kill_between_hand_off_and_record_repeats_that_one_delivery_once(
