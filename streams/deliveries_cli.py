@@ -13,8 +13,14 @@ import os
 import re
 import signal
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from schemas.contract import ReplyContract
+    from streams.dedup import SeenIds
+    from streams.settings import Settings
 
 EXIT_OK: Final = 0
 EXIT_FAILED: Final = 1
@@ -77,6 +83,7 @@ def run_deliveries(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     from streams.cli import settings_problem
     from streams.contracts import build_registry
     from streams.dedup import SeenIds, StateFileError
+    from streams.kafka_config import aiokafka_options
     from streams.settings import load_settings
 
     problem = argument_problem(args)
@@ -85,8 +92,6 @@ def run_deliveries(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     try:
         settings = load_settings(args.config)
         contracts = build_registry(settings)
-        from streams.kafka_config import aiokafka_options
-
         aiokafka_options(settings)  # the security settings, checked before connecting
     except (OSError, ValueError, ValidationError) as exc:
         return _usage(f"settings: {settings_problem(exc)}")
@@ -106,7 +111,11 @@ def run_deliveries(args: argparse.Namespace, stdout: IO[bytes]) -> int:
 
 
 async def _read(
-    args: argparse.Namespace, settings: Any, contracts: Any, seen: Any, stdout: IO[bytes]
+    args: argparse.Namespace,
+    settings: Settings,
+    contracts: Mapping[str, ReplyContract],
+    seen: SeenIds,
+    stdout: IO[bytes],
 ) -> int:
     from streams.deliveries import CannotConnect, Endpoint
     from streams.handoff import HandOff, StreamHandOff, WebhookHandOff
