@@ -1,8 +1,9 @@
 """`replygate deliveries` on the real broker: each delivery once on stdout, across a SIGKILL.
 
 The reader runs as a subprocess, as an endpoint runs it. A failpoint (`REPLYGATE_FAILPOINT`)
-kills it at a chosen point; the test checks that it died there (SIGKILL, and its log line),
-then restarts it and reads what it hands on.
+kills it at a chosen point; a test checks that it died there (SIGKILL, and its log line), then
+restarts it and reads what it hands on. The last test reads the worker's crash harness
+(`tests/crash_harness.py`) with the worker and the reader each killed at a chosen point.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.deliveries_support import Reader, committed_offsets, delivery, invalid_delivery
+from tests.crash_harness import CrashRun, expected
+from tests.deliveries_support import Reader, delivery, invalid_delivery
 from tests.kafka_support import Deployment, produce
 
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(120)]
@@ -33,8 +35,19 @@ def one_partition() -> tuple[Deployment, str]:
     return deployment, deployment.topic("delivery.im")
 
 
-def test_each_delivery_is_handed_on_once_across_a_kill_and_restarts(tmp_path: Path) -> None:
+def test_each_delivery_is_handed_on_once_and_a_new_group_keeps_its_place(tmp_path: Path) -> None:
+    """Repeats and invalid records written by hand; three runs of the reader in one group.
+
+    Without --from-beginning a new group starts at the newest delivery; its start is committed
+    before it reads, so what comes while it is stopped is read at its next start.
+    """
     deployment, topic = one_partition()
+    asyncio.run(produce(topic, [("c-1", delivery("t-old"))]))
+    first = Reader(deployment, tmp_path, "first.log", GROUP, from_beginning=False)
+    first.wait_for_commit(topic)
+    assert first.end() == 0, first.stderr()
+    assert first.ids() == []  # what came before the group is not its business
+
     ids = [f"t-{n}" for n in range(1, 6)]
     records: list[tuple[str, Any]] = [
         ("c-1", delivery("t-1")),
@@ -48,51 +61,23 @@ def test_each_delivery_is_handed_on_once_across_a_kill_and_restarts(tmp_path: Pa
         ("c-1", delivery("t-5")),
     ]
     asyncio.run(produce(topic, records))
-
-    # 1. Killed right after the third hand-off's id is recorded, before any offset commit.
-    first = Reader(
-        deployment, tmp_path, "first.log", GROUP, REPLYGATE_FAILPOINT="endpoint_recorded@3"
-    )
-    assert first.end(sig=0) == -signal.SIGKILL, first.stderr()
-    assert "failpoint endpoint_recorded: SIGKILL" in first.stderr()
-    assert first.ids() == ids[:3]
-    # handed on, but nothing of the batch committed: only where the group started
-    assert asyncio.run(committed_offsets(deployment, topic, GROUP)) == {0: 0}
-
-    # 2. The restart re-reads the batch: the recorded ids drop their records, the rest goes on.
-    second = Reader(deployment, tmp_path, "second.log", GROUP)
-    second.wait_for_lines(2)
+    second = Reader(deployment, tmp_path, "second.log", GROUP, from_beginning=False)
+    second.wait_for_lines(len(ids))
     second.wait_for_commit(topic)
     assert second.end() == 0, second.stderr()
-    assert second.ids() == ids[3:]
-    assert first.lines + second.lines == [delivery(i) for i in ids]
+    assert second.lines == [delivery(i) for i in ids]  # each once, in order, as written
     log = second.stderr()
-    assert "handed on 2," in log and "invalid 2" in log, log
+    assert "handed on 5, repeats dropped 2, invalid 2" in log, log
     assert "not_json" in log and "invalid_uri" in log
 
-    # 3. After a clean stop, a repeat that comes later (a gate replaying) is dropped by its id.
+    # After a restart, a repeat that comes late (a gate replaying) is dropped by its id.
     asyncio.run(produce(topic, [("c-1", delivery("t-1")), ("c-1", delivery("t-6"))]))
-    third = Reader(deployment, tmp_path, "third.log", GROUP)
+    third = Reader(deployment, tmp_path, "third.log", GROUP, from_beginning=False)
     third.wait_for_lines(1)
     third.wait_for_commit(topic)
     assert third.end() == 0, third.stderr()
     assert third.ids() == ["t-6"]
     assert "handed on 1, repeats dropped 1, invalid 0" in third.stderr()
-
-
-def test_a_new_group_starts_at_the_newest_delivery_and_keeps_its_place(tmp_path: Path) -> None:
-    """Without --from-beginning: what came before is skipped, what comes after a stop is not."""
-    deployment, topic = one_partition()
-    asyncio.run(produce(topic, [("c-1", delivery("t-old"))]))
-    first = Reader(deployment, tmp_path, "first.log", GROUP, from_beginning=False)
-    first.wait_for_commit(topic)  # its start is committed before it reads anything
-    assert first.end() == 0, first.stderr()
-    asyncio.run(produce(topic, [("c-1", delivery("t-new"))]))
-    second = Reader(deployment, tmp_path, "second.log", GROUP, from_beginning=False)
-    second.wait_for_lines(1)
-    second.wait_for_commit(topic)
-    assert second.end() == 0, second.stderr()
-    assert first.ids() == [] and second.ids() == ["t-new"]
 
 
 def test_a_kill_between_hand_off_and_record_repeats_that_one_delivery_once(
@@ -115,3 +100,32 @@ def test_a_kill_between_hand_off_and_record_repeats_that_one_delivery_once(
     # t-2 again, identical, with its delivery id: never lost, repeated at most this once.
     assert first.ids() == ["t-1", "t-2"] and second.ids() == ["t-2", "t-3"]
     assert first.lines[1] == second.lines[0]
+
+
+@pytest.mark.timeout(300)
+def test_every_turn_reaches_stdout_once_across_a_worker_kill_and_a_reader_kill(
+    tmp_path: Path,
+) -> None:
+    """The worker's crash harness, read by `replygate deliveries`, each killed at a chosen point.
+
+    The worker dies after its outputs are acknowledged and before its input is (its successor
+    replays the batch: repeats on the delivery topic); the reader, reading meanwhile, dies after
+    its 40th id is recorded and before that batch's offsets are committed.
+    """
+    run = CrashRun(tmp_path, "after_outputs@2", total=120, corrections=False, deadline_seconds=6)
+    deployment, topic = run.deployment, run.deployment.topic("delivery.im")
+    deployment.create_topics()  # the reader subscribes before the gate writes
+    first = Reader(
+        deployment, tmp_path, "reader-1.log", GROUP, REPLYGATE_FAILPOINT="endpoint_recorded@40"
+    )
+    report = run.run()
+    assert report.sound, report.line()
+    assert first.end(sig=0) == -signal.SIGKILL, first.stderr()
+    assert "failpoint endpoint_recorded: SIGKILL" in first.stderr()
+    turns = sorted(f"t-{i}" for i in range(run.total) if expected(i, run.corrections))
+    second = Reader(deployment, tmp_path, "reader-2.log", GROUP)
+    second.wait_for_lines(len(turns) - len(first.lines))
+    second.wait_for_commit(topic)
+    assert second.end() == 0, second.stderr()
+    assert len(first.lines) == 40
+    assert sorted(first.ids() + second.ids()) == turns  # every turn, each exactly once
