@@ -188,7 +188,8 @@ class Supervisor(threading.Thread):
 
 @dataclass
 class CrashRun:
-    """One kill at `failpoint` (`name` or `name@N`), then a clean worker finishes the stream."""
+    """Kills at `failpoint` (`name`, `name@N`, or several joined by commas: one worker dies at
+    each in turn, each while recovering from the one before), then a clean worker finishes."""
 
     tmp: Path
     failpoint: str
@@ -197,6 +198,8 @@ class CrashRun:
     deadline_seconds: float = 20.0
     partitions: int = 2
     env: dict[str, str] = field(default_factory=dict)
+    # per kill: the log of the worker that died there (its successor's log follows it)
+    victims: list[Path] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.deployment = Deployment(
@@ -208,23 +211,56 @@ class CrashRun:
             "REPLYGATE_STALL_SECONDS": "8",
             **self.env,
         }
+        self.self_stops = 0
 
     def run(self) -> Report:
+        """Each kill gets its own slice of turns; a slice's corrections come after its kill."""
         d = self.deployment
         d.create_topics()
-        victim = d.start_worker(self.tmp, REPLYGATE_FAILPOINT=self.failpoint, **self.base_env)
+        points = self.failpoint.split(",")
+        bounds = [self.total * k // len(points) for k in range(len(points) + 1)]
         try:
-            asyncio.run(produce(d.topic("replies.raw"), turn_records(0, self.total)))
-            asyncio.run(produce(d.topic("turns.control"), cancel_records(0, self.total)))
-            if not wait_killed(victim, 120):
-                raise AssertionError(f"the worker did not die at {self.failpoint}\n{d.log_tail()}")
+            for k, point in enumerate(points):
+                victim = d.start_worker(self.tmp, REPLYGATE_FAILPOINT=point, **self.base_env)
+                asyncio.run(produce(d.topic("replies.raw"), turn_records(*bounds[k : k + 2])))
+                asyncio.run(produce(d.topic("turns.control"), cancel_records(*bounds[k : k + 2])))
+                self._wait_killed(victim, point)
+                if k:
+                    self._correct(bounds[k - 1], bounds[k])
             d.start_worker(self.tmp, **self.base_env)
-            if self.corrections:
-                asyncio.run(produce(d.topic("replies.raw"), correction_records(0, self.total)))
+            self._correct(bounds[-2], bounds[-1])
             report = self.finish()
         finally:
             d.stop_all()
+        report.restarts += self.self_stops
         return report
+
+    def _wait_killed(self, victim: subprocess.Popen[bytes], point: str) -> None:
+        """The armed worker must die at its point; one that stopped itself (exit 1, a guard
+        against a Faust fault) is replaced by another armed one, as Kubernetes would."""
+        d = self.deployment
+        for _ in range(3):
+            if wait_killed(victim, 120):
+                self.victims.append(d.logs[-1])
+                return
+            if victim.returncode != 1:
+                break
+            self.self_stops += 1
+            victim = d.start_worker(self.tmp, REPLYGATE_FAILPOINT=point, **self.base_env)
+        raise AssertionError(f"the worker did not die at {point}\n{d.log_tail()}")
+
+    def _correct(self, start: int, stop: int) -> None:
+        if self.corrections:
+            topic = self.deployment.topic("replies.raw")
+            asyncio.run(produce(topic, correction_records(start, stop)))
+
+    def replays_after(self, kill: int) -> float:
+        """Replays logged by the workers that ran between kill number `kill` (0-based) and the
+        next one: the recovery from that kill."""
+        logs = self.deployment.logs
+        start = logs.index(self.victims[kill]) + 1
+        stop = logs.index(self.victims[kill + 1]) + 1 if kill + 1 < len(self.victims) else None
+        return self._replayed(logs[start:stop])
 
     def finish(self) -> Report:
         """Read the outputs until every turn has its outcome, restarting stopped workers."""
@@ -240,10 +276,10 @@ class CrashRun:
         report.restarts = supervisor.restarts
         return report
 
-    def _replayed(self) -> float:
+    def _replayed(self, logs: list[Path] | None = None) -> float:
         """Replays by every worker of the run, stopped ones too (their logs say it)."""
         total = 0
-        for log in self.deployment.logs:
+        for log in self.deployment.logs if logs is None else logs:
             for match in REPLAY_LINE.finditer(log.read_text(errors="replace")):
                 total += int(match.group(1))
         return float(total)

@@ -64,7 +64,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     deployment.create_topics()
     worker = deployment.start_worker(
         tmp,
-        REPLYGATE_CORRECTION_DEADLINE_SECONDS="4",
+        # long enough that the cancel below lands before it on a loaded machine
+        REPLYGATE_CORRECTION_DEADLINE_SECONDS="8",
         REPLYGATE_WORKSPACES_ROOT=str(tmp / "ws"),
         REPLYGATE_MEDIA_ROOT=str(tmp),
         REPLYGATE_EXTRA_CONTRACTS='{"boom.v1": "tests.kafka_support:BOOM_CONTRACT"}',
