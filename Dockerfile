@@ -59,8 +59,8 @@ ENV PATH=/opt/replygate/bin:$PATH \
     REPLYGATE_METRICS_PORT=9108
 WORKDIR /var/lib/replygate
 USER 10001:10001
-# 9108: /metrics, /livez, /readyz. 6066: Faust's own web server.
-EXPOSE 9108 6066
+# 9108: /metrics, /livez, /readyz (Faust's own web server is off).
+EXPOSE 9108
 HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
   CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/livez' % os.environ.get('REPLYGATE_METRICS_PORT', '9108'), timeout=2)"]
 ENTRYPOINT ["replygate"]

@@ -15,12 +15,8 @@ EXIT_OK = 0
 EXIT_USAGE = 2
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse exits with 2 on usage errors already; keep messages on stderr, one line."""
-
-
 def _build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="replygate", description=__doc__)
+    parser = argparse.ArgumentParser(prog="replygate", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     check = commands.add_parser(

@@ -185,7 +185,6 @@ class Settings(BaseSettings):
 
     # Operations
     metrics_port: int = Field(default=9108, ge=0, le=65535)
-    web_port: int = Field(default=6066, ge=0, le=65535)
     shutdown_timeout_seconds: float = Field(default=20.0, gt=0, le=600)
 
     config_file: Path | None = None

@@ -104,10 +104,7 @@ def http_status(url: str) -> int:
 def test_worker_flow_on_the_container_broker(kafka_container: KafkaBroker, tmp_path: Path) -> None:
     deployment = Deployment(partitions=2, bootstrap_servers=kafka_container.bootstrap)
     deployment.create_topics()
-    # WEB_PORT: Faust's own web server, on a free port (not 6066, which another worker may hold)
-    deployment.start_worker(
-        tmp_path, REPLYGATE_CORRECTION_DEADLINE_SECONDS="30", WEB_PORT=str(free_port())
-    )
+    deployment.start_worker(tmp_path, REPLYGATE_CORRECTION_DEADLINE_SECONDS="30")
     t = deployment.topic
     servers = kafka_container.bootstrap
     try:
