@@ -47,6 +47,7 @@ import orjson
 
 from schemas.errors import Issue, child_path, json_path
 from schemas.rich_output import CsvChartBlock, RichOutputArgs
+from streams.files import within
 
 DEFAULT_MAX_CSV_BYTES = 256 * 1024
 MAX_SNAPSHOT_BYTES = 64 * 1024
@@ -111,10 +112,6 @@ def relative_key(repo: str | None, path: str) -> str:
     return posixpath.normpath(joined.replace("\\", "/"))
 
 
-def _inside(root: str, real: str) -> bool:
-    return real != root and os.path.commonpath([root, real]) == root
-
-
 def _real_file(workspace_real: str, rel: str) -> tuple[str, os.stat_result]:
     candidate = os.path.join(workspace_real, rel)
     try:
@@ -127,7 +124,7 @@ def _real_file(workspace_real: str, rel: str) -> tuple[str, os.stat_result]:
         if getattr(exc, "errno", None) == errno.ELOOP:
             raise CsvProblem("csv_symlink_loop", "the path runs into a symlink loop") from None
         raise CsvProblem("csv_unreadable", f"the file cannot be resolved: {exc}") from None
-    if not _inside(workspace_real, real):
+    if not within(workspace_real, real):
         raise CsvProblem(
             "csv_outside_workspace", "the real path (symlinks resolved) leaves the workspace"
         )

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from schemas.errors import Notice, json_path
+from streams.files import within
 
 if TYPE_CHECKING:
     from streams.settings import Settings
@@ -146,10 +147,6 @@ def decode_base64(value: str, limit: int) -> bytes:
 
 
 # --- local paths ------------------------------------------------------------------------------
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
 def resolve_media_path(value: str, media_root: Path) -> str:
     """The real path (symlinks resolved) of `value` under the media root, or why not."""
     try:
@@ -157,7 +154,7 @@ def resolve_media_path(value: str, media_root: Path) -> str:
         real = os.path.realpath(os.path.join(root, value))
     except (OSError, ValueError, RuntimeError):
         raise AttachmentError(UNREADABLE) from None
-    if not _inside(real, root):
+    if not within(root, real):
         raise AttachmentError(OUTSIDE_ROOT)
     return real
 
