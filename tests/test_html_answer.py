@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -735,11 +734,9 @@ def hostile_cases() -> list[tuple[str, str, str | None]]:
 @pytest.mark.parametrize(
     ("name", "html", "code"), hostile_cases(), ids=[case[0] for case in hostile_cases()]
 )
+@pytest.mark.timeout(60)  # the bound: a quadratic or backtracking parser would hang here
 def test_hostile_inputs_finish_with_a_clear_verdict(name: str, html: str, code: str | None) -> None:
-    started = time.perf_counter()
     result = run(fence(html))
-    elapsed = time.perf_counter() - started
-    assert elapsed < 3.0, name
     if code is None:
         assert result.valid, result.issues[:3]
         assert result.message is not None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import time
 from typing import Any
 
 import jsonschema
@@ -451,15 +450,14 @@ def test_good_urls(url: str) -> None:
     assert check(one({"type": "video", "data": {"media": {"kind": "url", "value": url}}})).valid
 
 
+@pytest.mark.timeout(30)  # a backtracking URL rule would not end on these
 def test_url_check_is_linear() -> None:
-    start = time.perf_counter()
     for hostile in (
         "http://" + "a" * 200_000 + "@",
         "http://" + "a:" * 100_000,
         "http://[" * 50_000,
     ):
         assert not is_http_url(hostile)
-    assert time.perf_counter() - start < 1.0
 
 
 # --- mentions ---------------------------------------------------------------------------------
@@ -536,6 +534,7 @@ def test_exactly_max_issues_has_no_too_many_errors() -> None:
     assert all(i.code == "wrong_type" for i in issues)
 
 
+@pytest.mark.timeout(30)  # an unbounded issue list would run far past this
 @pytest.mark.parametrize("level", ["top", "segment", "data", "media"])
 def test_many_extra_keys_are_bounded_and_fast(level: str) -> None:
     extras = {f"k{i}": i for i in range(50_000)}
@@ -544,9 +543,7 @@ def test_many_extra_keys_are_bounded_and_fast(level: str) -> None:
     seg: dict[str, Any] = {"type": "image", "data": data}
     message: dict[str, Any] = {"segments": [seg]}
     {"top": message, "segment": seg, "data": data, "media": media}[level].update(extras)
-    start = time.perf_counter()
     issues = check(message).issues
-    assert time.perf_counter() - start < 2.0
     assert len(issues) == MAX_ISSUES + 1
     assert issues[0].code == "unknown_field"
     assert issues[-1].code == "too_many_errors"

@@ -6,7 +6,6 @@ import base64
 import copy
 import os
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -187,13 +186,11 @@ def test_huge_base64_claim_is_never_decoded(root: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(base64, "b64decode", boom)
     monkeypatch.setattr(base64, "b64encode", boom)
     value = "A" * (2 * 1024 * 1024)  # claims 1.5 MiB
-    start = time.perf_counter()
     assert reasons(seg("image", "base64", value), root, limit=1024 * 1024) == [OVERSIZED]
     # even with invalid characters, the size claim is judged first and nothing is decoded
     assert reasons(seg("image", "base64", "*" * (2 * 1024 * 1024)), root, limit=1024 * 1024) == [
         OVERSIZED
     ]
-    assert time.perf_counter() - start < 0.5
 
 
 # --- paths ------------------------------------------------------------------------------------
@@ -273,13 +270,12 @@ def _in_thread(segment: dict[str, Any], root: Path) -> list[str]:
     return box[0]
 
 
+@pytest.mark.timeout(30)  # a blocking open of the FIFO would hang here
 def test_path_fifo_is_unreadable_and_never_blocks(root: Path) -> None:
     os.mkfifo(root / "pipe")
     (root / "to_pipe").symlink_to("pipe")
-    start = time.perf_counter()
     assert _in_thread(seg("file", "path", "pipe"), root) == [UNREADABLE]
     assert _in_thread(seg("file", "path", "to_pipe"), root) == [UNREADABLE]
-    assert time.perf_counter() - start < 1.0
 
 
 @pytest.mark.parametrize("value", [".", "sub", "sub/", "missing.png", "pic.png/x", "a\x00b"])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -153,10 +151,9 @@ def test_length_is_bounded() -> None:
         "doc://docid-1?id=" + "a," * 1000,
     ],
 )
+@pytest.mark.timeout(30)  # backtracking on these would not end in our lifetime
 def test_hostile_uris_are_rejected_quickly(value: str) -> None:
-    started = time.perf_counter()
     assert isinstance(parse_uri(value), UriError)
-    assert time.perf_counter() - started < 0.5
 
 
 @pytest.mark.parametrize(
