@@ -107,13 +107,25 @@ ISSUE_CODES: Final = _table(
        "it, no second value (unexpected character, expected a JSON value: line 1 column 1 "
        "(char 0))"),
     # Where the reply comes from (every reply contract).
-    _c("ambiguous_reply", SELECT, "Both a `json` tool call and `output.text`: which one counts?",
+    _c("ambiguous_reply", SELECT, "Both a `json` tool call and `output.text` (or text and `output.chunks`): "
+       "which one counts?",
        "output",
        "both a json tool call and output.text are present; send the reply in one of them"),
     _c("missing_reply", SELECT, "Neither a `json` tool call nor `output.text`.",
        "output", "there is neither a json tool call nor output.text"),
     _c("multiple_json_tool_calls", SELECT, "More than one tool call named `json`.",
        "output.tool_calls", "2 tool calls are named json; send the reply in exactly one"),
+    _c("incomplete_stream", SELECT,
+       "A streamed final reply (`output.chunks: N`) whose chunks `0 .. N-1` did not all come "
+       "before it; still corrected.",
+       "output.chunks",
+       "1 of 3 chunks never came (the first is seq 1); send every chunk before the final reply"),
+    _c("stream_too_large", SELECT,
+       "The chunks of a streamed final reply passed `max_record_bytes` (or the chunk count "
+       "limit) for their turn and attempt; still corrected.",
+       "output.chunks",
+       "the chunks pass the limit of 1048576 bytes (or 10000 chunks) per turn and attempt; "
+       "send a shorter reply"),
     _c("invalid_reply", SELECT,
        "A contract said no without saying why (a registered contract's bug); still corrected.",
        "$", "the reply is invalid"),

@@ -56,10 +56,15 @@ class ModelToolCall(Record):
     arguments: Any
 
 
+Seq = Annotated[int, Field(ge=0, le=2**63 - 1)]
+
+
 class ModelOutput(Record):
     text: str | None = None
     tool_calls: list[ModelToolCall] | None = None
     reasoning: str | None = None
+    # A streamed final reply: its text is the turn's chunks 0..chunks-1 (instead of `text`).
+    chunks: Seq | None = None
 
 
 class Context(Record):
@@ -94,11 +99,28 @@ class RawReply(Record):
     produced_at: Timestamp
     # A progress summary (`kind: progress`, with its `seq`) or the final reply (absent/final).
     kind: Literal["final", "progress"] | None = None
-    seq: Annotated[int, Field(ge=0, le=2**63 - 1)] | None = None
+    seq: Seq | None = None
 
     @property
     def is_progress(self) -> bool:
         return self.kind == "progress"
+
+
+class StreamChunk(Record):
+    """One piece of a streamed final reply's text, `seq` 0, 1, ... in the reply's order."""
+
+    seq: Seq
+    text: str
+
+
+class RawChunk(Record):
+    """A chunk record on `replies.raw`: buffered in the turn's state until its final reply."""
+
+    turn_id: TurnId
+    conversation_id: Id
+    attempt: Annotated[int, Field(ge=0, le=1)]
+    chunk: StreamChunk
+    produced_at: Timestamp
 
 
 class ToolCall(Record):

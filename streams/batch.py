@@ -15,12 +15,13 @@ from datetime import UTC, datetime, timedelta
 import orjson
 
 from schemas.errors import Issue
-from schemas.records import Context
+from schemas.records import Context, RawChunk
+from streams.chunks import ChunkBuffer
 from streams.metrics import Outcome
 from streams.pipeline import Decision, Gate, Source, parse_iso
 from streams.settings import Settings
-from streams.state import TurnIndex, TurnState, expires_at, seen_by, written
-from streams.turns import Step, on_cancel, on_deadline, on_reply
+from streams.state import TurnIndex, TurnState, expires_at, seen_by, with_stream, written
+from streams.turns import Step, on_cancel, on_chunk, on_deadline, on_reply
 
 log = logging.getLogger("replygate.worker")
 
@@ -140,15 +141,21 @@ class TurnBatch:
                 if self._result.expired >= EXPIRE_PER_BATCH:
                     return
 
-    def _step(self, source: Source, turn_id: str, now: datetime, step: Step) -> None:
+    def _step(
+        self, source: Source, turn_id: str, now: datetime, step: Step, keep_chunks: bool = True
+    ) -> None:
         """Record the step's new state, if it changes it, as the turn's one write."""
+        key = turn_id.encode()
+        if step.stream is not None:
+            stored = self._stored(source.partition, key)
+            state = with_stream(stored, source_id(source), now, step.stream)
+            self._overlay[key] = Write(source.partition, key, state)
         if not step.changes_state:
             return
-        key = turn_id.encode()
         stored = self._stored(source.partition, key)
         before, replay = seen_by(stored, source_id(source))
         self._result.replayed += replay
-        state = written(before, source_id(source), now, step.pending, step.finished)
+        state = written(before, source_id(source), now, step.pending, step.finished, keep_chunks)
         self._overlay[key] = Write(source.partition, key, state)
 
     def _emit(self, topic: str, step: Step, decision: Decision | None) -> None:
@@ -163,22 +170,49 @@ class TurnBatch:
             pending = state.waiting if state is not None else None
             return pending.stored_context() if pending is not None else None
 
-        decision = self.gate.process_reply(raw, source, now, context_for=context_for)
+        def chunks_for(turn_id: str, attempt: int) -> ChunkBuffer | None:
+            state = self._seen(source, turn_id)
+            stream = state.stream if state is not None else None
+            return stream if stream is not None and stream.attempt == attempt else None
+
+        decision = self.gate.process_reply(
+            raw, source, now, context_for=context_for, chunks_for=chunks_for
+        )
+        if decision.chunk is not None:
+            self._chunk(source, raw, now, decision, decision.chunk)
+            return
         turn = decision.turn
         state = self._seen(source, turn.turn_id) if turn is not None else None
         if turn is not None and state is None and self._too_old(turn.produced_at, now):
-            issue = Issue(
-                "produced_at",
-                "turn_expired",
-                "the reply is older than the state horizon: its turn may already be finished",
-            )
-            letter = self.gate.dead_letter(raw, source, "turn_expired", [issue], turn.turn_id)
-            self._emit(source.topic, Step("dead_letter", (letter,)), letter)
+            self._expired_turn(source, raw, turn.turn_id)
             return
         step = on_reply(self.gate, decision, state, now)
         if turn is not None:
             self._step(source, turn.turn_id, now, step)
         self._emit(source.topic, step, decision)
+
+    def _chunk(
+        self, source: Source, raw: bytes, now: datetime, decision: Decision, chunk: RawChunk
+    ) -> None:
+        """A chunk joins its turn's stored state as it is now: a replayed chunk is a repeat."""
+        turn_id = chunk.turn_id
+        state = self._stored(source.partition, turn_id.encode())
+        if state is None and self._too_old(chunk.produced_at, now):
+            self._expired_turn(source, raw, turn_id)
+            return
+        step = on_chunk(decision, state, self.gate.settings.max_record_bytes)
+        self._step(source, turn_id, now, step)
+        self._emit(source.topic, step, decision)
+
+    def _expired_turn(self, source: Source, raw: bytes, turn_id: str) -> None:
+        """A record for a turn with no state, older than the horizon: a dead letter."""
+        issue = Issue(
+            "produced_at",
+            "turn_expired",
+            "the reply is older than the state horizon: its turn may already be finished",
+        )
+        letter = self.gate.dead_letter(raw, source, "turn_expired", [issue], turn_id)
+        self._emit(source.topic, Step("dead_letter", (letter,)), letter)
 
     def _too_old(self, produced_at: str | None, now: datetime) -> bool:
         if produced_at is None:
@@ -192,14 +226,14 @@ class TurnBatch:
             self._emit(source.topic, Step("dead_letter", (parsed,)), parsed)
             return
         step = on_cancel(self._seen(source, parsed.turn_id))
-        self._step(source, parsed.turn_id, now, step)
+        self._step(source, parsed.turn_id, now, step, keep_chunks=False)
         self._emit(source.topic, step, None)
 
     def _deadline(self, source: Source, raw: bytes, now: datetime) -> None:
         turn_id = orjson.loads(raw)["turn_id"]
         # The wall clock: a deadline event fires only once its deadline has passed here.
         step = on_deadline(self.gate, self._seen(source, turn_id), datetime.now(UTC))
-        self._step(source, turn_id, now, step)
+        self._step(source, turn_id, now, step, keep_chunks=False)
         self._emit(source.topic, step, None)
 
     def _tool_call(self, source: Source, raw: bytes, now: datetime) -> None:

@@ -49,6 +49,7 @@ Outcome = Literal[
     "progress",
     "progress_rejected",
     "late_progress",
+    "buffered",
 ]
 OUTCOMES: Final = frozenset(get_args(Outcome))
 

@@ -26,10 +26,12 @@ from schemas.records import (
     Context,
     DeadReason,
     ModelOutput,
+    RawChunk,
     RawReply,
     ToolCall,
     TurnControl,
 )
+from streams.chunks import ChunkBuffer, add_chunk, assemble
 from streams.contracts import build_registry
 from streams.leaks import Masker, MaskHit
 from streams.media import MediaPolicy, inspect_media
@@ -47,6 +49,7 @@ Action = Literal[
     "dead_letter",
     "progress",
     "drop",
+    "buffer",
 ]
 DeliveryKind = Literal["reply", "failure_notice", "progress"]
 
@@ -148,6 +151,8 @@ class Decision:
     notices: tuple[Notice, ...] = ()
     dead_reason: DeadReason | None = None
     pending: PendingTurn | None = None
+    # A chunk of a streamed final reply: held by the turn's state, nothing to send.
+    chunk: RawChunk | None = None
 
     def line(self) -> dict[str, Any]:
         """The `replygate check` output line."""
@@ -160,7 +165,13 @@ class Decision:
         }
 
 
-E = TypeVar("E", RawReply, ToolCall, TurnControl)
+E = TypeVar("E", RawReply, RawChunk, ToolCall, TurnControl)
+
+# The chunks a turn holds for an attempt (`turn_id`, `attempt`), None when it holds none.
+ChunksFor = Callable[[str, int], ChunkBuffer | None]
+
+# How many streams `replygate check` keeps open at once; the oldest goes first.
+CHECK_STREAMS_MAX = 1000
 
 MessageStage = Callable[[dict[str, Any]], tuple[dict[str, Any], list[Notice]]]
 
@@ -248,6 +259,8 @@ class Gate:
     stages: dict[str, MessageStage] = field(init=False)
     workspaces_root: Path = field(init=False)
     _instruction_cache: dict[str, str] = field(init=False, default_factory=dict)
+    # `replygate check`: the chunk lines read so far, by (turn_id, attempt).
+    _check_streams: dict[tuple[str, int], ChunkBuffer] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.contracts:
@@ -267,17 +280,20 @@ class Gate:
         now: datetime,
         fallback_id: int | None = None,
         context_for: Callable[[str], Context | None] | None = None,
+        chunks_for: ChunksFor | None = None,
     ) -> Decision:
-        """A `replies.raw` record: deliver, ask for a correction, notice, no reply, or dead letter.
+        """A `replies.raw` record: deliver, ask for a correction, notice, no reply, dead letter,
+        or a chunk to buffer.
 
         `context_for(turn_id)` gives the context kept with a pending turn, for a correction that
-        comes back without one (the built-in corrector knows only the correction request).
+        comes back without one (the built-in corrector knows only the correction request);
+        `chunks_for` the chunks a streamed final reply is made of.
         """
         fallback = source.offset if fallback_id is None else fallback_id
         decoded = self._decode(raw, source, fallback)
         if isinstance(decoded, Decision):
             return decoded
-        return self._reply_from_json(raw, decoded, source, now, fallback, context_for)
+        return self._reply_from_json(raw, decoded, source, now, fallback, context_for, chunks_for)
 
     def _reply_from_json(
         self,
@@ -287,8 +303,14 @@ class Gate:
         now: datetime,
         fallback: int,
         context_for: Callable[[str], Context | None] | None = None,
+        chunks_for: ChunksFor | None = None,
     ) -> Decision:
         record_id = _record_id(decoded, "turn_id", fallback)
+        if isinstance(decoded, dict) and "chunk" in decoded:
+            chunk = self._envelope(RawChunk, raw, decoded, source, record_id)
+            if isinstance(chunk, Decision):
+                return chunk
+            return Decision(chunk.turn_id, "accepted", "buffer", chunk=chunk)
         reply = self._envelope(RawReply, raw, decoded, source, record_id)
         if isinstance(reply, Decision):
             return reply
@@ -307,7 +329,12 @@ class Gate:
         context = reply.context
         if context is None and reply.attempt == 1 and context_for is not None:
             context = context_for(reply.turn_id)
-        return self.judge_reply(reply, contract, source.timestamp or now, context)
+        stream_issues: list[Issue] = []
+        if reply.output.chunks is not None:
+            held = chunks_for(reply.turn_id, reply.attempt) if chunks_for is not None else None
+            output, stream_issues = assemble(reply.output, held, self.settings.max_record_bytes)
+            reply = reply.model_copy(update={"output": output})
+        return self.judge_reply(reply, contract, source.timestamp or now, context, stream_issues)
 
     def process_tool_call(
         self, raw: bytes, source: Source, fallback_id: int | None = None
@@ -344,12 +371,36 @@ class Gate:
         if isinstance(decoded, Decision):
             return decoded
         if isinstance(decoded, dict) and "turn_id" in decoded:
-            return self._reply_from_json(raw, decoded, replies, now, line_no)
+            decision = self._reply_from_json(
+                raw, decoded, replies, now, line_no, chunks_for=self._check_chunks
+            )
+            self._check_stream_step(decision)
+            return decision
         if isinstance(decoded, dict) and "call_id" in decoded:
             tools = Source(self.settings.topic("toolcalls_raw"), 0, line_no - 1)
             return self._tool_call_from_json(raw, decoded, tools, line_no)
         issue = Issue("$", "unknown_record", "a record needs turn_id (reply) or call_id (tool)")
         return self.dead_letter(raw, replies, "invalid_envelope", [issue], line_no)
+
+    def _check_chunks(self, turn_id: str, attempt: int) -> ChunkBuffer | None:
+        return self._check_streams.get((turn_id, attempt))
+
+    def _check_stream_step(self, decision: Decision) -> None:
+        """`check` holds a chunk line for a later final line of its turn and attempt; a final
+        line uses its chunks up (each attempt is answered once)."""
+        chunk, turn = decision.chunk, decision.turn
+        if turn is not None and decision.action not in ("progress", "drop"):
+            self._check_streams.pop((turn.turn_id, turn.attempt), None)
+        if chunk is None:
+            return
+        key = (chunk.turn_id, chunk.attempt)
+        held = self._check_streams.get(key)
+        added = add_chunk(held, chunk.attempt, chunk.chunk, self.settings.max_record_bytes)
+        if added is not None:
+            self._check_streams.pop(key, None)
+            self._check_streams[key] = added
+        while len(self._check_streams) > CHECK_STREAMS_MAX:
+            del self._check_streams[next(iter(self._check_streams))]
 
     # ---- decisions ----------------------------------------------------------------------
 
@@ -359,13 +410,18 @@ class Gate:
         contract: ReplyContract,
         now: datetime,
         context: Context | None = None,
+        stream_issues: Sequence[Issue] = (),
     ) -> Decision:
-        """The decision for an envelope-valid reply; the turn state is the worker's business."""
+        """The decision for an envelope-valid reply; the turn state is the worker's business.
+
+        `stream_issues`: why a streamed reply could not be assembled; invalid like any other.
+        """
         turn = Turn.of(reply)
         selected, issues = select_reply(reply.output)
+        issues = [*stream_issues, *issues] if stream_issues else issues
         result = (
             contract.validate(selected, context or reply.context or EMPTY_CONTEXT)
-            if selected is not None
+            if selected is not None and not issues
             else ContractResult(issues=tuple(issues))
         )
         if result.valid and result.no_reply:
@@ -652,6 +708,8 @@ def progress_envelope_issues(reply: RawReply) -> list[Issue]:
         return [Issue("seq", "missing_field", "is required with kind progress")]
     if not reply.is_progress and reply.seq is not None:
         return [Issue("seq", "unknown_field", "is only allowed with kind progress")]
+    if reply.is_progress and reply.output.chunks is not None:
+        return [Issue("output.chunks", "unknown_field", "is only allowed on a final reply")]
     return []
 
 

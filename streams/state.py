@@ -10,19 +10,23 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import orjson
 
+from streams.chunks import ChunkBuffer
 from streams.pipeline import PendingTurn, iso, parse_iso
 
-Status = Literal["pending", "finished"]
+# `open`: chunks of a streamed final reply are held and nothing else happened to the turn yet.
+Status = Literal["open", "pending", "finished"]
+
 
 @dataclass(frozen=True, slots=True)
 class TurnState:
-    """A turn that waits for its correction (`pending`) or has its one outcome (`finished`)."""
+    """A turn that waits for its correction (`pending`), has its one outcome (`finished`), or
+    holds chunks of a streamed final reply (`open`; `stream` is also held while pending)."""
 
     status: Status
     source: str
@@ -30,9 +34,10 @@ class TurnState:
     pending: PendingTurn | None = None
     outcome: str | None = None
     before: TurnState | None = None
+    stream: ChunkBuffer | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        value = {
             "status": self.status,
             "source": self.source,
             "at": self.at,
@@ -40,10 +45,13 @@ class TurnState:
             "outcome": self.outcome,
             "before": self.before.as_dict() if self.before is not None else None,
         }
+        if self.stream is not None:
+            value["stream"] = self.stream.as_dict()
+        return value
 
     @classmethod
     def from_dict(cls, value: dict[str, Any]) -> TurnState:
-        pending, before = value.get("pending"), value.get("before")
+        pending, before, stream = value.get("pending"), value.get("before"), value.get("stream")
         return cls(
             value["status"],
             value["source"],
@@ -51,6 +59,7 @@ class TurnState:
             PendingTurn.from_dict(pending) if pending else None,
             value.get("outcome"),
             cls.from_dict(before) if before else None,
+            ChunkBuffer.from_dict(stream) if stream else None,
         )
 
     def encode(self) -> bytes:
@@ -82,9 +91,16 @@ def written(
     at: datetime,
     pending: PendingTurn | None,
     outcome: str | None,
+    keep_chunks: bool = True,
 ) -> TurnState:
-    """The value a step writes; `before` keeps one level only, so a value never grows."""
+    """The value a step writes; `before` keeps one level only, so a value never grows.
+
+    A final reply's step keeps the chunks it saw in `before` (its replay assembles them again);
+    a cancel or a deadline drops them (`keep_chunks` False). The new value holds none.
+    """
     kept = _flat(before)
+    if kept is not None and not keep_chunks:
+        kept = replace(kept, stream=None)
     if outcome is not None:
         return TurnState("finished", source, iso(at), outcome=outcome, before=kept)
     if pending is None:
@@ -95,12 +111,27 @@ def written(
 def _flat(state: TurnState | None) -> TurnState | None:
     if state is None or state.before is None:
         return state
-    return TurnState(state.status, state.source, state.at, state.pending, state.outcome)
+    return replace(state, before=None)
+
+
+def with_stream(
+    state: TurnState | None, source: str, at: datetime, stream: ChunkBuffer
+) -> TurnState:
+    """The turn's value holding `stream`: a new `open` turn, or the same value with its chunks.
+
+    `source` and `before` stay those of the step that wrote the value, so that step's replay
+    still finds its own write; a chunk needs none (a replayed chunk is a repeat, dropped).
+    """
+    if state is None:
+        return TurnState("open", source, iso(at), stream=stream)
+    moment = iso(at) if state.status == "open" else state.at
+    return replace(state, at=moment, stream=stream)
 
 
 def expires_at(state: TurnState, keep: timedelta) -> datetime | None:
-    """When a finished turn's state may go (`keep` after it finished); pending never expires."""
-    if state.status != "finished":
+    """When a turn's state may go: `keep` after it finished, or after its last chunk while it
+    is only `open` (a final record that never comes); pending never expires."""
+    if state.status == "pending":
         return None
     return parse_iso(state.at) + keep
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from streams.chunks import ChunkBuffer, add_chunk
 from streams.metrics import Outcome
 from streams.pipeline import Decision, Gate, PendingTurn, Turn, parse_iso
 from streams.state import TurnState
@@ -34,6 +35,8 @@ class Step:
     finished: str | None = None
     expired: bool = False
     roundtrip_seconds: float | None = None
+    # A chunk step's new buffer (`streams.state.with_stream`): not a change of the turn's status.
+    stream: ChunkBuffer | None = None
 
     @property
     def changes_state(self) -> bool:
@@ -55,6 +58,18 @@ def on_progress(decision: Decision, state: TurnState | None) -> Step:
     if decision.action == "drop":
         return Step("progress_rejected")
     return Step("progress", (decision,))
+
+
+def on_chunk(decision: Decision, state: TurnState | None, limit: int) -> Step:
+    """A chunk of a streamed final reply: held while its attempt is the one the turn expects
+    (0 while open, 1 while pending); a repeated `seq`, or any chunk after that, is dropped."""
+    pending, finished = _split(state)
+    chunk = decision.chunk
+    expected = 0 if pending is None else 1
+    if chunk is None or finished is not None or chunk.attempt != expected:
+        return Step("duplicate_dropped")
+    stream = add_chunk(state.stream if state else None, chunk.attempt, chunk.chunk, limit)
+    return Step("duplicate_dropped") if stream is None else Step("buffered", stream=stream)
 
 
 def on_reply(gate: Gate, decision: Decision, state: TurnState | None, now: datetime) -> Step:
