@@ -1171,3 +1171,32 @@ def test_secret_named_keys_are_read_decoded() -> None:
         assert [h.rule for h in hits] == ["password-assignment"]
     # decoded, these keys name no secret: their values stay
     assert MASKER.mask_tree({"max&#95;tokens": "Zx81kq-Lm02", "to%6Bens": "Zx81kq-Lm02"})[1] == []
+
+
+def _tree_cases() -> list[Any]:
+    """Corpus rows (secret and benign) as values, keys, list items and secret-named values."""
+    rows = _load("secrets.jsonl") + _load("benign.jsonl")
+    trees: list[Any] = []
+    for n, row in enumerate(rows):
+        text = row["text"]
+        trees.append({"segments": [{"type": "text", "data": {"text": text}}], "n": n})
+        trees.append({text[:60]: ["plain", text, ("x", {"k": text})]})
+        trees.append({"password": text[:40], "note": "ok"})
+    return trees
+
+
+def test_clean_tree_shortcut_agrees_with_the_walk() -> None:
+    """The one-pass pre-filter over a tree's joined strings never skips what the walk masks."""
+    fast, walk = Masker(), Masker()
+    walk._joinable = False
+    for tree in _tree_cases():
+        assert fast.mask_tree(tree) == walk.mask_tree(tree)
+
+
+def test_anchored_deployment_pattern_disables_the_shortcut() -> None:
+    masker = Masker(patterns={"acme": "^ACME-[0-9]{4}$"})
+    assert not masker._joinable
+    masked, hits = masker.mask_tree({"a": "x", "b": "ACME-1234"})
+    assert masked == {"a": "x", "b": "[REDACTED:acme]"}
+    assert [h.path for h in hits] == ["b"]
+    assert Masker(patterns={"acme": "ACME-[^0-9]{4}"})._joinable
