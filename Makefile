@@ -34,7 +34,9 @@ lint: install
 	$(VENV)/bin/mypy
 
 # A Docker engine (started here when none answers) for the container tests, and the local
-# JVM broker for the rest; tests/containers.py builds the images it needs.
+# JVM broker for the rest; tests/containers.py builds the images it needs. Two pytest
+# processes, a file each at a time: the Kafka tests mostly wait on the broker and the workers.
+PYTEST_ARGS ?= -n 2 --dist loadfile
 test: install tools lint
 	bash scripts/with-docker.sh bash scripts/with-kafka.sh \
 	  $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
