@@ -21,6 +21,7 @@ from pydantic import (
     StrictStr,
     ValidationError,
 )
+from pydantic.types import Strict
 
 from schemas.contract import ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue, child_path, issues_from_validation_error, json_path
@@ -129,6 +130,47 @@ DATA_MODELS: Final[Mapping[str, type[_Data]]] = {
     "share": ShareData,
 }
 SEGMENT_TYPES: Final = tuple(DATA_MODELS)
+
+
+def _string_fields(model: type[_Data]) -> frozenset[str] | None:
+    """The field names of a model made only of unconstrained strict strings, else None."""
+    fields = model.model_fields
+    plain = all(
+        f.annotation is str and all(isinstance(m, Strict) for m in f.metadata)
+        for f in fields.values()
+    )
+    return frozenset(fields) if plain else None
+
+
+_STRING_SHAPES: Final[Mapping[type[_Data], frozenset[str]]] = {
+    model: names
+    for model in set(DATA_MODELS.values())
+    if (names := _string_fields(model)) is not None
+}
+_MEDIA_KEYS: Final = frozenset(Media.model_fields)
+
+
+def _plainly_valid(model: type[_Data], data: dict[Any, Any]) -> bool:
+    """True when `data` is certainly valid for `model` (the common case), checked without
+    building a model that would only be thrown away; anything else goes to pydantic, which
+    names what is wrong."""
+    if model is MediaData:
+        media = data.get("media")
+        return (
+            data.keys() == {"media"}
+            and isinstance(media, dict)
+            and media.keys() == _MEDIA_KEYS
+            and type(media["kind"]) is str
+            and media["kind"] in MEDIA_KINDS
+            and type(media["value"]) is str
+            and media["value"] != ""
+        )
+    names = _STRING_SHAPES.get(model)
+    return (
+        names is not None
+        and data.keys() == names
+        and all(type(value) is str for value in data.values())
+    )
 _SEGMENT_KEYS: Final = ("type", "data")
 
 
@@ -207,14 +249,16 @@ def _data_issues(
 ) -> None:
     """Check one segment's `data` against its closed shape, then the rules beyond types."""
     model = DATA_MODELS[seg_type]
-    candidate = _bounded(data, model.model_fields)
-    media = candidate.get("media")
-    if model is MediaData and isinstance(media, dict):
-        candidate = {**candidate, "media": _bounded(media, Media.model_fields)}
-    try:
-        model.model_validate(candidate)
-    except ValidationError as exc:
-        sink.extend(issues_from_validation_error(exc, base))
+    media = data.get("media")
+    if not _plainly_valid(model, data):
+        candidate = _bounded(data, model.model_fields)
+        media = candidate.get("media")
+        if model is MediaData and isinstance(media, dict):
+            candidate = {**candidate, "media": _bounded(media, Media.model_fields)}
+        try:
+            model.model_validate(candidate)
+        except ValidationError as exc:
+            sink.extend(issues_from_validation_error(exc, base))
 
     if model is MediaData and isinstance(media, dict):
         value = media.get("value")

@@ -1,0 +1,60 @@
+"""The gate's shortcuts answer exactly as the slow paths they skip (issue 10: speed)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from schemas.im_segments import DATA_MODELS, _plainly_valid
+from schemas.preview import MAX_CODE_POINTS, one_line
+
+_VALUES = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
+_KEYS = st.sampled_from(
+    ["text", "content", "target", "message_id", "forward_id", "url", "title", "id", "media", "x"]
+)
+_MEDIA = st.dictionaries(
+    st.sampled_from(["kind", "value", "x"]),
+    st.sampled_from(["url", "path", "base64", "file", "nope", ""]) | _VALUES,
+)
+_DATA = st.dictionaries(_KEYS, _VALUES | _MEDIA, max_size=3)
+
+
+def _pydantic_valid(seg_type: str, data: dict[str, Any]) -> bool:
+    try:
+        DATA_MODELS[seg_type].model_validate(data)
+    except ValidationError:
+        return False
+    return True
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(sorted(DATA_MODELS)), _DATA)
+def test_plainly_valid_data_is_valid(seg_type: str, data: dict[str, Any]) -> None:
+    """The shortcut never passes what the model refuses (it may defer to the model)."""
+    if _plainly_valid(DATA_MODELS[seg_type], data):
+        assert _pydantic_valid(seg_type, data)
+
+
+def test_plainly_valid_takes_the_common_shapes() -> None:
+    model = DATA_MODELS
+    assert _plainly_valid(model["text"], {"text": "hi"})
+    assert _plainly_valid(model["share"], {"url": "https://a.b/", "title": "t"})
+    assert _plainly_valid(model["image"], {"media": {"kind": "url", "value": "https://a/x.png"}})
+    assert _plainly_valid(model["dice"], {})
+    assert not _plainly_valid(model["text"], {"text": 1})
+    assert not _plainly_valid(model["image"], {"media": {"kind": "url", "value": ""}})
+
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(" \t\n\x1c\u2028\u3000")))
+def test_one_line_equals_the_regex_it_replaced(text: str) -> None:
+    line = _WHITESPACE.sub(" ", text).strip()
+    expected = line if len(line) <= MAX_CODE_POINTS else line[: MAX_CODE_POINTS - 1] + "…"
+    assert one_line(text) == expected
