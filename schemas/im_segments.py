@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Annotated, Any, Final, Literal
 
 import orjson
@@ -171,6 +172,8 @@ def _plainly_valid(model: type[_Data], data: dict[Any, Any]) -> bool:
         and data.keys() == names
         and all(type(value) is str for value in data.values())
     )
+
+
 _SEGMENT_KEYS: Final = ("type", "data")
 
 
@@ -288,8 +291,15 @@ def _data_issues(
             )
 
 
-def _segment_issues(segment: object, index: int, mentionable: frozenset[str], sink: _Sink) -> None:
+@lru_cache(maxsize=MAX_SEGMENTS)
+def _segment_paths(index: int) -> tuple[str, str]:
+    """`segments[i]` and `segments[i].data`: built once per index, not once per segment."""
     base = json_path("segments", index)
+    return base, child_path(base, "data")
+
+
+def _segment_issues(segment: object, index: int, mentionable: frozenset[str], sink: _Sink) -> None:
+    base, data_path = _segment_paths(index)
     if not isinstance(segment, dict):
         sink.add(base, "wrong_type", 'must be an object {"type": ..., "data": {...}}')
         return
@@ -309,7 +319,6 @@ def _segment_issues(segment: object, index: int, mentionable: frozenset[str], si
     else:
         seg_type = segment["type"]
 
-    data_path = child_path(base, "data")
     if "data" not in segment:
         sink.add(data_path, "missing_field", "is required")
         return

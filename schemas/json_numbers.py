@@ -6,7 +6,7 @@ the gate writes goes through orjson again. Nothing is coerced, and such an integ
 carried exactly, so it is refused with `integer_out_of_range` (send it as a string instead).
 Literals written as floats (`1e30`, `2.5`) are floats and stay as they are.
 
-Cost: one RE2 search for a run of 19 digits rules out almost every text (2-3 ms per MB); only
+Cost: one search for a run of 19 digits rules out almost every text (about 2 ms per MB); only
 then is the text tokenized (strings skipped whole, numbers whole), linear in its length.
 """
 
@@ -15,8 +15,6 @@ from __future__ import annotations
 import re
 from typing import Final
 
-import re2
-
 from schemas.errors import Issue
 
 __all__ = ["INT_MAX", "INT_MIN", "wide_integer"]
@@ -24,9 +22,19 @@ __all__ = ["INT_MAX", "INT_MIN", "wide_integer"]
 INT_MIN: Final = -(2**63)
 INT_MAX: Final = 2**64 - 1  # orjson reads unsigned 64-bit integers exactly too
 
-# The shortest literal out of range has 19 digits (-9223372036854775809).
-_LONG_RUN_BYTES = re2.compile(rb"[0-9]{19}")
-_LONG_RUN_TEXT = re2.compile(r"[0-9]{19}")
+# The shortest literal out of range has 19 digits (-9223372036854775809). Looked for in the
+# UTF-8 bytes with each ASCII digit made `0` and every other byte a blank (`bytes.translate`,
+# then a substring test): half the time of an RE2 search through its Python binding, and the
+# same answer as `[0-9]{19}` (no byte of a multi-byte character is in 0x30-0x39).
+_DIGITS_AS_ZERO: Final = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_RUN: Final = b"0" * 19
+
+
+def _has_long_run(data: bytes) -> bool:
+    """Whether `data` holds 19 ASCII digits in a row."""
+    return _LONG_RUN in data.translate(_DIGITS_AS_ZERO)
+
+
 # A JSON string (skipped), or an integer literal of 19+ digits that is not part of a number
 # with a fraction or exponent. Possessive runs: no backtracking, one pass.
 _TOKEN = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|(?<![0-9.eE+\-])(-?[0-9]{19,}+)(?![.eE])')
@@ -38,10 +46,10 @@ def wide_integer(text: str | bytes) -> Issue | None:
     `text` must already be valid JSON (every string closed); the issue names its position and
     digit count, never the value."""
     if isinstance(text, bytes):
-        if _LONG_RUN_BYTES.search(text) is None:
+        if not _has_long_run(text):
             return None
         text = text.decode("utf-8", "replace")
-    elif _LONG_RUN_TEXT.search(text) is None:
+    elif not _has_long_run(text.encode("utf-8", "surrogatepass")):
         return None
     for match in _TOKEN.finditer(text):
         literal = match.group(1)

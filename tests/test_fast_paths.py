@@ -58,3 +58,16 @@ def test_one_line_equals_the_regex_it_replaced(text: str) -> None:
     line = _WHITESPACE.sub(" ", text).strip()
     expected = line if len(line) <= MAX_CODE_POINTS else line[: MAX_CODE_POINTS - 1] + "…"
     assert one_line(text) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["0123456789", "12345678", "9", " ", "\u0660" * 19, "\u00e9", "-"])
+    ).map("".join)
+)
+def test_long_digit_runs_found_as_a_regex_finds_them(text: str) -> None:
+    from schemas.json_numbers import _has_long_run
+
+    data = text.encode()
+    assert _has_long_run(data) == (re.search(rb"[0-9]{19}", data) is not None)
