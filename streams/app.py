@@ -205,6 +205,8 @@ class Worker:
             failpoints.hit("deadline_state_written")
         if any(j.step.pending is not None for j in result.judged):
             failpoints.hit("pending_state_written")
+        if any(j.step.stream is not None for j in result.judged):
+            failpoints.hit("chunk_state_written")
         await self._send_outputs(result)
         failpoints.hit("after_outputs")
         self._count(result, time.perf_counter() - started)

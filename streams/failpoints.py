@@ -20,6 +20,7 @@ POINTS = (
     "after_outputs",  # every output is acknowledged; the input is not
     "deadline_state_written",  # a deadline's failure notice is decided and its state durable
     "pending_state_written",  # a correction request's pending state is durable, not yet sent
+    "chunk_state_written",  # a streamed reply's chunks are durable; its final record may not be
     "partitions_revoked",  # a rebalance takes partitions away from this worker
 )
 # The points of `replygate deliveries`, in the order of one delivery.
