@@ -170,7 +170,10 @@ class TurnBatch:
             pending = state.waiting if state is not None else None
             return pending.stored_context() if pending is not None else None
 
+        assembled: list[bool] = []  # whether the reply was made of chunks
+
         def chunks_for(turn_id: str, attempt: int) -> ChunkBuffer | None:
+            assembled.append(True)
             state = self._seen(source, turn_id)
             stream = state.stream if state is not None else None
             return stream if stream is not None and stream.attempt == attempt else None
@@ -188,7 +191,7 @@ class TurnBatch:
             return
         step = on_reply(self.gate, decision, state, now)
         if turn is not None:
-            self._step(source, turn.turn_id, now, step)
+            self._step(source, turn.turn_id, now, step, keep_chunks=bool(assembled))
         self._emit(source.topic, step, decision)
 
     def _chunk(

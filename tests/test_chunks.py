@@ -317,3 +317,11 @@ def test_the_state_round_trips_with_its_stream() -> None:
     assert TurnState.decode(state.encode()) == state
     plain = TurnState("finished", "s", "2026-11-30T12:00:00.000Z", outcome="delivered")
     assert "stream" not in orjson.loads(plain.encode())
+
+
+def test_a_final_reply_not_made_of_chunks_drops_them(h: Harness) -> None:
+    result = h.run(streamed(h, [chunk(0, "x" * 50), raw_reply()]))
+    assert kinds(result) == ["deliver"]
+    state = h.state()
+    assert state is not None and state.outcome == "delivered"
+    assert "x" * 50 not in state.encode().decode()
