@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import re2
 
+from schemas.re2_spans import spans_finder
+
 MAX_URI_LENGTH = 2048
 
 _NUM = r"(?:0|[1-9][0-9]*)"
@@ -51,6 +53,13 @@ _ELEMENT_ID_RE = re2.compile(_ELEMENT_ID)
 # Doc links written in prose: `docid-113-c0` or `doc://docid-113-c0?id=a`. Boundaries are
 # checked by hand (RE2 has no look-around): see `find_doc_links`.
 _PROSE_DOC_RE = re2.compile(rf"(?:doc://)?({_FRAGMENT})(?:\?id=({_IDS}))?")
+# Whole-input matchers on ASCII bytes, for the hot path (see `schemas.re2_spans`).
+_DOC = spans_finder(_DOC_RE, whole=True)
+_BARE_DOC = spans_finder(_BARE_DOC_RE, whole=True)
+_KG = spans_finder(_KG_RE, whole=True)
+_SKILL = spans_finder(_SKILL_RE, whole=True)
+_HTTP = spans_finder(_HTTP_RE, whole=True)
+_ELEMENT_ID_WHOLE = spans_finder(_ELEMENT_ID_RE, whole=True)
 _WORDISH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
@@ -88,7 +97,7 @@ class DocLink:
 
 def is_element_id(value: str) -> bool:
     """An HTML element ID as cited in `?id=` and allowed on `p`/`li`: `[A-Za-z0-9_-]+`."""
-    return value.isascii() and _ELEMENT_ID_RE.fullmatch(value) is not None
+    return value.isascii() and _ELEMENT_ID_WHOLE(value.encode("ascii"), 0) is not None
 
 
 def _non_ascii(value: str) -> UriError | None:
@@ -102,12 +111,14 @@ def _non_ascii(value: str) -> UriError | None:
     return None
 
 
-def _doc_uri(value: str) -> Uri | None:
-    match = _DOC_RE.fullmatch(value)
-    if match is None:
+def _doc_uri(data: bytes, value: str) -> Uri | None:
+    """`value` (ASCII, `data` its bytes) as a doc URI, or None."""
+    spans = _DOC(data, 0)
+    if spans is None:
         return None
-    ids = match.group(2)
-    return Uri(value, "doc", match.group(1), tuple(ids.split(",")) if ids else None)
+    (fs, fe), (is_, ie) = spans[1], spans[2]
+    ids = value[is_:ie] if is_ >= 0 else None
+    return Uri(value, "doc", value[fs:fe], tuple(ids.split(",")) if ids else None)
 
 
 def parse_uri(value: str) -> Uri | UriError:
@@ -120,8 +131,9 @@ def parse_uri(value: str) -> Uri | UriError:
         error = _non_ascii(value)
         if error is not None:
             return error
+    data = value.encode("ascii")  # only ASCII is left
     if value.startswith("docid-"):
-        hint = f"doc://{value}" if _BARE_DOC_RE.fullmatch(value) else "doc://docid-N[-cM[-pK]]"
+        hint = f"doc://{value}" if _BARE_DOC(data, 0) else "doc://docid-N[-cM[-pK]]"
         return UriError("non_canonical_uri", f"is a bare doc reference; write it as {hint}")
     scheme, sep, _ = value.partition("://")
     if not sep:
@@ -130,7 +142,7 @@ def parse_uri(value: str) -> Uri | UriError:
             "has no scheme; expected doc://, kg://, inno://, skill://, http:// or https://",
         )
     if scheme == "doc":
-        doc = _doc_uri(value)
+        doc = _doc_uri(data, value)
         if doc is not None:
             return doc
         return UriError(
@@ -139,7 +151,7 @@ def parse_uri(value: str) -> Uri | UriError:
             "(N, M, K integers without sign or leading zeros)",
         )
     if scheme in ("kg", "inno"):
-        if _KG_RE.fullmatch(value):
+        if _KG(data, 0):
             return Uri(value, scheme)
         return UriError(
             "invalid_uri",
@@ -147,11 +159,11 @@ def parse_uri(value: str) -> Uri | UriError:
             "(no whitespace or / ? # & = ; inside the parts; percent-encode them)",
         )
     if scheme == "skill":
-        if _SKILL_RE.fullmatch(value):
+        if _SKILL(data, 0):
             return Uri(value, scheme)
         return UriError("invalid_uri", "is not skill://SkillName/INSTANCE")
     if scheme in ("http", "https"):
-        if _HTTP_RE.fullmatch(value):
+        if _HTTP(data, 0):
             return Uri(value, scheme)
         return UriError(
             "invalid_uri",

@@ -71,3 +71,29 @@ def test_long_digit_runs_found_as_a_regex_finds_them(text: str) -> None:
 
     data = text.encode()
     assert _has_long_run(data) == (re.search(rb"[0-9]{19}", data) is not None)
+
+
+class _Opaque:
+    """A compiled RE2 seen only through its public API (no `_regexp`)."""
+
+    def __init__(self, regex: Any) -> None:
+        self.search = regex.search
+        self.fullmatch = regex.fullmatch
+        self.groups = regex.groups
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(["doc://", "docid-", "1", "0", "-c", "-p", "?id=", "a", ",", "x"]))
+    .map("".join)
+    .map(str.encode)
+)
+def test_raw_spans_equal_the_public_api(data: bytes) -> None:
+    from schemas import uris
+    from schemas.re2_spans import spans_finder
+
+    for regex in (uris._DOC_RE, uris._PROSE_DOC_RE):
+        for whole in (False, True):
+            fast = spans_finder(regex, whole)(data, 0)
+            slow = spans_finder(_Opaque(regex), whole)(data, 0)
+            assert (None if fast is None else list(fast)) == (None if slow is None else list(slow))
