@@ -16,7 +16,7 @@ import orjson
 
 from schemas.errors import Issue
 from schemas.records import Context, RawChunk
-from streams.chunks import ChunkBuffer
+from streams.chunks import ChunkBuffer, chunk_limit
 from streams.metrics import Outcome
 from streams.pipeline import Decision, Gate, Source, parse_iso
 from streams.settings import Settings
@@ -203,7 +203,7 @@ class TurnBatch:
         if state is None and self._too_old(chunk.produced_at, now):
             self._expired_turn(source, raw, turn_id)
             return
-        step = on_chunk(decision, state, self.gate.settings.max_record_bytes)
+        step = on_chunk(decision, state, chunk_limit(self.gate.settings))
         self._step(source, turn_id, now, step)
         self._emit(source.topic, step, decision)
 

@@ -15,10 +15,17 @@ import orjson
 
 from schemas.errors import Issue
 from schemas.records import ModelOutput, StreamChunk
+from streams.settings import Settings
 
 # At most this many chunks are held per turn and attempt, whatever their size: an empty chunk
 # costs no text, yet every held one is stored and re-read with the turn's state.
 MAX_STREAM_CHUNKS = 10_000
+
+
+def chunk_limit(settings: Settings) -> int:
+    """The bytes of chunks held per turn and attempt: `max_record_bytes`, yet at most a third of
+    `max_output_bytes`, so a state value (two attempts' chunks at most) fits a changelog record."""
+    return min(settings.max_record_bytes, settings.max_output_bytes // 3)
 
 
 def chunk_cost(text: str) -> int:

@@ -31,7 +31,7 @@ from schemas.records import (
     ToolCall,
     TurnControl,
 )
-from streams.chunks import ChunkBuffer, add_chunk, assemble
+from streams.chunks import ChunkBuffer, add_chunk, assemble, chunk_limit
 from streams.contracts import build_registry
 from streams.leaks import Masker, MaskHit
 from streams.media import MediaPolicy, inspect_media
@@ -332,7 +332,7 @@ class Gate:
         stream_issues: list[Issue] = []
         if reply.output.chunks is not None:
             held = chunks_for(reply.turn_id, reply.attempt) if chunks_for is not None else None
-            output, stream_issues = assemble(reply.output, held, self.settings.max_record_bytes)
+            output, stream_issues = assemble(reply.output, held, chunk_limit(self.settings))
             reply = reply.model_copy(update={"output": output})
         return self.judge_reply(reply, contract, source.timestamp or now, context, stream_issues)
 
@@ -395,7 +395,7 @@ class Gate:
             return
         key = (chunk.turn_id, chunk.attempt)
         held = self._check_streams.get(key)
-        added = add_chunk(held, chunk.attempt, chunk.chunk, self.settings.max_record_bytes)
+        added = add_chunk(held, chunk.attempt, chunk.chunk, chunk_limit(self.settings))
         if added is not None:
             self._check_streams.pop(key, None)
             self._check_streams[key] = added

@@ -325,3 +325,11 @@ def test_a_final_reply_not_made_of_chunks_drops_them(h: Harness) -> None:
     state = h.state()
     assert state is not None and state.outcome == "delivered"
     assert "x" * 50 not in state.encode().decode()
+
+
+def test_the_bound_leaves_room_for_the_state_in_one_changelog_record() -> None:
+    from streams.chunks import chunk_limit
+
+    assert chunk_limit(Settings()) == Settings().max_record_bytes
+    big = Settings(max_record_bytes=16 * 2**20, max_output_bytes=8 * 2**20)
+    assert chunk_limit(big) == big.max_output_bytes // 3
