@@ -333,3 +333,14 @@ def test_the_bound_leaves_room_for_the_state_in_one_changelog_record() -> None:
     assert chunk_limit(Settings()) == Settings().max_record_bytes
     big = Settings(max_record_bytes=16 * 2**20, max_output_bytes=8 * 2**20)
     assert chunk_limit(big) == big.max_output_bytes // 3
+
+
+def test_check_keeps_a_bounded_number_of_streams(gate: Gate) -> None:
+    from streams.pipeline import CHECK_STREAMS_MAX
+
+    records = [chunk(0, REPLY_TEXT, turn_id=f"t-{i}") for i in range(CHECK_STREAMS_MAX + 1)]
+    lines(gate, records)
+    assert len(gate._check_streams) == CHECK_STREAMS_MAX
+    first, last = lines(gate, [final(1, turn_id="t-0"), final(1, turn_id=f"t-{CHECK_STREAMS_MAX}")])
+    assert [e["code"] for e in first["errors"]] == ["incomplete_stream"]
+    assert last["action"] == "deliver"
