@@ -107,7 +107,8 @@ ISSUE_CODES: Final = _table(
        "it, no second value (unexpected character, expected a JSON value: line 1 column 1 "
        "(char 0))"),
     # Where the reply comes from (every reply contract).
-    _c("ambiguous_reply", SELECT, "Both a `json` tool call and `output.text` (or text and `output.chunks`): "
+    _c("ambiguous_reply", SELECT,
+       "Both a `json` tool call and `output.text` (or text and `output.chunks`): "
        "which one counts?",
        "output",
        "both a json tool call and output.text are present; send the reply in one of them"),
