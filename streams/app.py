@@ -26,6 +26,7 @@ from streams.batch import BatchResult, TurnBatch, deadline_topic
 from streams.kafka_config import aiokafka_options, faust_broker_options
 from streams.metrics_hooks import WorkerMetrics
 from streams.pipeline import Gate, Source
+from streams.quiet_monitor import QuietMonitor
 from streams.sender import Out, Sender, fail_stop
 from streams.settings import EXACTLY_ONCE_REFUSED, ConfigError, Settings, load_settings
 from streams.state import TurnIndex
@@ -393,13 +394,10 @@ class Worker:
                 log.warning("deadline event not sent (%s)", type(outcome).__name__)
 
 
-def create_app(settings: Settings) -> GateApp:
-    """Build the app, its topics, table, agent and timers from one settings object."""
-    if settings.processing_guarantee == "exactly_once":
-        raise ConfigError(EXACTLY_ONCE_REFUSED)
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    app = GateApp(
-        settings.app_id,
+def app_options(settings: Settings) -> dict[str, Any]:
+    """faust.App options of the worker; the benchmark's bare Faust copy agent uses the same ones,
+    so the two differ only in what their agents do."""
+    return dict(
         store=settings.store,
         processing_guarantee="at_least_once",
         topic_partitions=settings.partitions,
@@ -421,8 +419,18 @@ def create_app(settings: Settings) -> GateApp:
         stream_wait_empty=True,
         table_standby_replicas=0,
         worker_redirect_stdouts=False,
+        # replygate's own metrics stay; Faust's per-event statistics are never read.
+        Monitor=QuietMonitor,
         **faust_broker_options(settings),
     )
+
+
+def create_app(settings: Settings) -> GateApp:
+    """Build the app, its topics, table, agent and timers from one settings object."""
+    if settings.processing_guarantee == "exactly_once":
+        raise ConfigError(EXACTLY_ONCE_REFUSED)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    app = GateApp(settings.app_id, **app_options(settings))
     app.replygate_settings = settings
     app.holes = []
     app.log_starts = {}
