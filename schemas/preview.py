@@ -62,8 +62,13 @@ def segments_text(message: Mapping[str, Any]) -> str:
     return "".join(_segment_text(s) for s in message.get("segments", []) if isinstance(s, dict))
 
 
-def html_text(html: str) -> str:
-    """The HTML's text content (entities decoded), a space at each block boundary."""
+def html_text(html: str, limit: int | None = None) -> str:
+    """The HTML's text content (entities decoded), a space at each block boundary.
+
+    With a `limit`, the walk stops once the text holds more than `limit` non-blank
+    characters: its one-line form is then already longer than `limit`, and everything `one_line`
+    keeps of it is there (the collapsed text of a prefix is a prefix of the collapsed text).
+    """
     root = LexborHTMLParser(html, is_fragment=True, fragment_tag="body", scripting=False).root
     out: list[str] = []
     stack: list[tuple[LexborNode | None, bool]] = [(root, True)] if root is not None else []
@@ -72,7 +77,12 @@ def html_text(html: str) -> str:
         if node is None:
             continue
         if node.tag == "-text":
-            out.append(node.text(deep=False) or "")
+            text = node.text(deep=False) or ""
+            out.append(text)
+            if limit is not None:
+                limit -= sum(map(len, text.split()))
+                if limit < 0:
+                    break
             continue
         block = node.tag not in _INLINE
         if block:
@@ -95,13 +105,14 @@ def _compact_json(message: Any) -> str:
 
 PROJECTIONS: Final[Mapping[str, Callable[[Mapping[str, Any]], str]]] = {
     "im.segments.v1": segments_text,
-    "assistant.html.v1": lambda message: html_text(str(message.get("html", ""))),
+    "assistant.html.v1": lambda message: html_text(str(message.get("html", "")), MAX_CODE_POINTS),
     "text.plain.v1": _plain,
 }
 
 
 def project(contract: str, message: Mapping[str, Any]) -> str:
-    """A delivered reply's message as text, before it is made one line (see `preview`).
+    """A delivered reply's message as text, before it is made one line (see `preview`); an
+    HTML answer only as far as the one line can show.
 
     Progress and failure notices are previewed from their own text, not projected.
     """

@@ -97,3 +97,29 @@ def test_raw_spans_equal_the_public_api(data: bytes) -> None:
             fast = spans_finder(regex, whole)(data, 0)
             slow = spans_finder(_Opaque(regex), whole)(data, 0)
             assert (None if fast is None else list(fast)) == (None if slow is None else list(slow))
+
+
+_HTML_PIECES = st.sampled_from(
+    [
+        "<p>",
+        "</p>",
+        "<b>",
+        "</b>",
+        "<li>",
+        "<br>",
+        "word ",
+        "x" * 90,
+        "  \n ",
+        "&amp;",
+        "é",
+        "</li>",
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_HTML_PIECES, max_size=40).map("".join))
+def test_html_preview_text_stops_early_with_the_same_line(html: str) -> None:
+    from schemas.preview import html_text
+
+    assert one_line(html_text(html, MAX_CODE_POINTS)) == one_line(html_text(html))
