@@ -22,11 +22,15 @@ from bench.common import RATIOS, say
 
 # name -> (comparison, target) for the summary; the RATIO lines themselves carry no verdict.
 TARGETS: dict[str, tuple[str, float]] = {
-    "pipeline_vs_passthrough": (">=", 0.6),
+    "pipeline_vs_passthrough": (">=", 0.3),
+    "worker_vs_faust_copy": (">=", 0.8),
     "worker_peak_rss_mb": ("<", 250.0),
-    "check_vs_baseline": (">=", 10.0),
+    "check_vs_baseline": (">=", 90.0),
+    "gate_us_per_record": ("<=", 80.0),
     "leaks_vs_detect_secrets": (">=", 20.0),
     "latency_p99_ms": ("<", 50.0),
+    "worker_p99_ms": ("<=", 20.0),
+    "latency_p99_vs_passthrough": ("<=", 1.5),
     "recovery_seconds_ratio": ("<=", 1.5),
 }
 ORDER = (

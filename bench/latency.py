@@ -152,6 +152,9 @@ def run(max_rate: float | None = None, rounds: int = ROUNDS, duration: float = D
     say(f"  worker p50 {fmt(p50s)} ms, p99 {fmt(p99s)} ms")
     say(f"  latency p50 (median of rounds) {median(p50s):.1f} ms")
     ratio("latency_p99_ms", median(p99s))
+    # The worker's own share: input appended by the broker -> output record created (sent).
+    ratio("worker_p99_ms", median([percentile(t.in_worker, 99) for t in rounds_times]))
+    ratio("latency_p99_vs_passthrough", median(p99s) / percentile(reference[0].total, 99))
 
 
 def _describe(times: RoundTimes) -> str:

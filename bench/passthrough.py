@@ -1,9 +1,9 @@
 """The baseline worker: a bare aiokafka consume -> produce loop in one process, no processing.
 
 Run as `python -m bench.passthrough SERVERS GROUP OUTPUT_TOPIC EXPECTED INPUT_TOPIC...`. It uses
-the client defaults the Faust worker uses too (acks=all, linger 0, 16 KiB batches, commits every
-0.5 s), copies each record's key and value to OUTPUT_TOPIC, and exits once EXPECTED records
-are copied and their offsets committed.
+the worker's client settings (acks=all, its producer linger, batch and request sizes from
+`Settings`, commits every 0.5 s of what is acknowledged), copies each record's key and
+value to OUTPUT_TOPIC, and exits once EXPECTED records are copied and their offsets committed.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import sys
 import time
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+from streams.settings import Settings
 
 COMMIT_INTERVAL = 0.5
 
@@ -27,8 +29,14 @@ async def passthrough(
         enable_auto_commit=False,
         auto_offset_reset="earliest",
     )
+    # The worker's producer batching (its settings, the same REPLYGATE_* environment).
+    settings = Settings()
     producer = AIOKafkaProducer(
-        bootstrap_servers=servers, acks="all", linger_ms=0, max_batch_size=16384
+        bootstrap_servers=servers,
+        acks="all",
+        linger_ms=settings.producer_linger_ms,
+        max_batch_size=settings.producer_max_batch_bytes,
+        max_request_size=settings.max_output_bytes,
     )
     await producer.start()
     await consumer.start()

@@ -129,38 +129,42 @@ def run(n: int = N_RECORDS, rounds: int = ROUNDS) -> float:
     say(f"== pipeline_vs_passthrough: {n} records, {PARTITIONS} partitions, {rounds} rounds")
     workers: list[RoundResult] = []
     passes: list[RoundResult] = []
+    copies: list[RoundResult] = []
     with tempfile.TemporaryDirectory(prefix="rg-bench-") as tmp:
         for r in range(rounds):
             records = _records(100 + r, n)
             passes.append(passthrough_round(records))
             workers.append(worker_round(records, Path(tmp) / f"round{r}"))
-            w, p = workers[-1], passes[-1]
+            # A bare Faust agent that only copies, with the worker's app options.
+            copies.append(
+                worker_round(records, Path(tmp) / f"copy{r}", app="bench.faust_passthrough")
+            )
+            w, p, c = workers[-1], passes[-1], copies[-1]
             lag = f"+{w.commit_lag:.1f} s" if w.commit_lag is not None else "NOT reached"
             say(
                 f"  round {r}: worker {w.throughput:,.0f} rec/s (wall {w.wall:.1f} s, "
                 f"peak RSS {w.peak_rss_mb:.0f} MB, commits at end "
                 f"{lag}); "
-                f"passthrough {p.throughput:,.0f} rec/s (wall {p.wall:.1f} s)"
+                f"passthrough {p.throughput:,.0f} rec/s (wall {p.wall:.1f} s); "
+                f"Faust copy {c.throughput:,.0f} rec/s"
             )
-        # For scale, once: a bare Faust agent that only copies (no gate, no tables, no metrics).
-        faust_bare = worker_round(
-            _records(100, n), Path(tmp) / "faust-bare", app="bench.faust_passthrough"
-        )
     worker_tp = median([w.throughput for w in workers])
     pass_tp = median([p.throughput for p in passes])
+    copy_tp = median([c.throughput for c in copies])
     say(f"  worker      {fmt([w.throughput for w in workers], 0)} rec/s, median {worker_tp:,.0f}")
     say(f"  passthrough {fmt([p.throughput for p in passes], 0)} rec/s, median {pass_tp:,.0f}")
     say(
-        f"  reference: bare Faust copy agent {faust_bare.throughput:,.0f} rec/s "
-        f"({faust_bare.throughput / pass_tp:.2f} of the passthrough): Faust's own ceiling"
+        f"  Faust copy  {fmt([c.throughput for c in copies], 0)} rec/s, median {copy_tp:,.0f} "
+        f"({copy_tp / pass_tp:.2f} of the passthrough): Faust's own ceiling"
     )
     say(
         f"  CPU seconds per round (start-up included): worker {fmt([w.cpu for w in workers])}, "
-        f"passthrough {fmt([p.cpu for p in passes])}"
+        f"passthrough {fmt([p.cpu for p in passes])}, Faust copy {fmt([c.cpu for c in copies])}"
     )
     peak = max(w.peak_rss_mb for w in workers)
     say(f"  worker peak RSS (VmHWM) {fmt([w.peak_rss_mb for w in workers])} MB")
     ratio("pipeline_vs_passthrough", worker_tp / pass_tp)
+    ratio("worker_vs_faust_copy", worker_tp / copy_tp)
     ratio("worker_peak_rss_mb", peak)
     return worker_tp
 
