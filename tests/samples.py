@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import copy
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
+
+# The clock of the unit tests: one second after the samples were produced.
+NOW = datetime(2026, 11, 30, 12, 0, 1, tzinfo=UTC)
 
 GITHUB_PAT = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 

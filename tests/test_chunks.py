@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +17,10 @@ from streams.chunks import MAX_STREAM_CHUNKS, ChunkBuffer, add_chunk, chunk_cost
 from streams.pipeline import Gate
 from streams.settings import Settings
 from streams.state import TurnState
-from tests.samples import GITHUB_PAT, encode, im_text, raw_reply
+from tests.samples import GITHUB_PAT, NOW, encode, im_text, raw_reply
 from tests.test_batch import T0, Harness, kinds
 from tests.test_cli_check import replygate
 
-NOW = datetime(2026, 11, 30, 12, 0, 1, tzinfo=UTC)
 REPLY_TEXT = raw_reply()["output"]["text"]
 
 
@@ -49,11 +48,6 @@ def lines(gate: Gate, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [gate.check_line(encode(r), n, NOW).line() for n, r in enumerate(records, start=1)]
 
 
-@pytest.fixture
-def gate(tmp_path: Path) -> Gate:
-    return Gate(Settings(workspaces_root=tmp_path, media_root=tmp_path))
-
-
 def small_gate(tmp_path: Path) -> Gate:
     return Gate(Settings(workspaces_root=tmp_path, media_root=tmp_path, max_record_bytes=1024))
 
@@ -65,8 +59,13 @@ def test_check_buffers_chunk_lines_and_assembles_the_final_one(gate: Gate) -> No
     parts = pieces(REPLY_TEXT, [7, 30])
     out = lines(gate, [chunk(2, parts[2]), chunk(0, parts[0]), chunk(1, parts[1]), final(3)])
     for line in out[:3]:
-        assert line == {"id": "t-42", "verdict": "accepted", "action": "buffer",
-                        "errors": [], "output": None}
+        assert line == {
+            "id": "t-42",
+            "verdict": "accepted",
+            "action": "buffer",
+            "errors": [],
+            "output": None,
+        }
     unsplit = lines(gate, [raw_reply()])[0]
     assert out[3]["action"] == "deliver"
     assert {**out[3]["output"], "delivered_at": 0} == {**unsplit["output"], "delivered_at": 0}
@@ -89,8 +88,9 @@ def test_missing_chunks_are_an_incomplete_stream_and_go_to_correction(gate: Gate
 
 
 def test_chunks_of_another_turn_or_attempt_do_not_count(gate: Gate) -> None:
-    out = lines(gate, [chunk(0, REPLY_TEXT, turn_id="t-9"), chunk(0, REPLY_TEXT, attempt=1),
-                       final(1)])[-1]
+    out = lines(
+        gate, [chunk(0, REPLY_TEXT, turn_id="t-9"), chunk(0, REPLY_TEXT, attempt=1), final(1)]
+    )[-1]
     assert [e["code"] for e in out["errors"]] == ["incomplete_stream"]
 
 
@@ -106,8 +106,9 @@ def test_chunks_past_the_bound_are_a_stream_too_large(tmp_path: Path) -> None:
     assert (out["verdict"], out["action"]) == ("rejected", "request_correction")
     assert [e["code"] for e in out["errors"]] == ["stream_too_large"]
     # within the bound the same chunks assemble (and are judged by the contract)
-    out = lines(gate, [chunk(0, "a" * 500, "t-1"), chunk(1, "b" * 500, "t-1"),
-                       final(2, turn_id="t-1")])[-1]
+    out = lines(
+        gate, [chunk(0, "a" * 500, "t-1"), chunk(1, "b" * 500, "t-1"), final(2, turn_id="t-1")]
+    )[-1]
     assert [e["code"] for e in out["errors"]] == ["not_json"]
 
 
@@ -151,9 +152,14 @@ def test_a_chunk_is_never_shown_before_validation_and_errors_hold_no_secret(gate
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    text=st.sampled_from([REPLY_TEXT, im_text([{"type": "text", "data": {"text": "é ✓ ok"}}]),
-                          "prose", f"{{\"segments\": [{{\"type\": \"text\", \"data\": "
-                                   f"{{\"text\": \"{GITHUB_PAT}\"}}}}]}}"]),
+    text=st.sampled_from(
+        [
+            REPLY_TEXT,
+            im_text([{"type": "text", "data": {"text": "é ✓ ok"}}]),
+            "prose",
+            f'{{"segments": [{{"type": "text", "data": {{"text": "{GITHUB_PAT}"}}}}]}}',
+        ]
+    ),
     cuts=st.lists(st.integers(min_value=0, max_value=80), max_size=8),
     shuffle=st.randoms(use_true_random=False),
 )
@@ -180,7 +186,10 @@ def test_check_on_the_command_line(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     out = [orjson.loads(line) for line in done.stdout.splitlines()]
     assert [(o["verdict"], o["action"]) for o in out] == [
-        ("accepted", "buffer"), ("accepted", "buffer"), ("accepted", "deliver")]
+        ("accepted", "buffer"),
+        ("accepted", "buffer"),
+        ("accepted", "deliver"),
+    ]
 
 
 # ---- the buffer --------------------------------------------------------------------------------
@@ -241,7 +250,11 @@ def test_the_worker_buffers_in_state_and_delivers_once_assembled(h: Harness) -> 
 def test_a_repeat_and_a_late_chunk_are_dropped(h: Harness) -> None:
     result = h.run(streamed(h, [chunk(0, REPLY_TEXT), chunk(0, "x"), final(1), chunk(1, "y")]))
     assert [j.step.outcome for j in result.judged] == [
-        "buffered", "duplicate_dropped", "delivered", "duplicate_dropped"]
+        "buffered",
+        "duplicate_dropped",
+        "delivered",
+        "duplicate_dropped",
+    ]
     assert kinds(result) == ["deliver"]
 
 
@@ -271,13 +284,23 @@ def test_a_correction_request_survives_a_replay_past_attempt_one_chunks(h: Harne
 
 def test_incomplete_and_oversized_streams_go_to_correction(tmp_path: Path) -> None:
     h = Harness(tmp_path, max_record_bytes=1024)
-    result = h.run(streamed(h, [
-        chunk(0, "a" * 600, "t-1"), chunk(1, "b" * 600, "t-1"), final(2, turn_id="t-1"),
-        chunk(1, REPLY_TEXT, "t-2"), final(2, turn_id="t-2"),
-    ]))
+    result = h.run(
+        streamed(
+            h,
+            [
+                chunk(0, "a" * 600, "t-1"),
+                chunk(1, "b" * 600, "t-1"),
+                final(2, turn_id="t-1"),
+                chunk(1, REPLY_TEXT, "t-2"),
+                final(2, turn_id="t-2"),
+            ],
+        )
+    )
     assert kinds(result) == ["request_correction", "request_correction"]
     assert [[e.code for e in d.errors] for d in result.outputs] == [
-        ["stream_too_large"], ["incomplete_stream"]]
+        ["stream_too_large"],
+        ["incomplete_stream"],
+    ]
 
 
 def test_chunks_go_when_the_turn_is_cancelled(h: Harness) -> None:
@@ -312,8 +335,12 @@ def test_an_open_stream_expires_with_the_horizon(h: Harness) -> None:
 
 
 def test_the_state_round_trips_with_its_stream() -> None:
-    state = TurnState("open", "replies.raw:0:1", "2026-11-30T12:00:00.000Z",
-                      stream=ChunkBuffer(0, {0: "a", 3: "b"}, 2, True))
+    state = TurnState(
+        "open",
+        "replies.raw:0:1",
+        "2026-11-30T12:00:00.000Z",
+        stream=ChunkBuffer(0, {0: "a", 3: "b"}, 2, True),
+    )
     assert TurnState.decode(state.encode()) == state
     plain = TurnState("finished", "s", "2026-11-30T12:00:00.000Z", outcome="delivered")
     assert "stream" not in orjson.loads(plain.encode())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from streams.pipeline import Gate, Source
 from streams.settings import Settings
 from tests.samples import (
     GITHUB_PAT,
+    NOW,
     SALES_CSV,
     csv_chart_arguments,
     encode,
@@ -22,8 +23,6 @@ from tests.samples import (
     raw_reply,
     tool_call,
 )
-
-NOW = datetime(2026, 11, 30, 12, 0, 1, tzinfo=UTC)
 
 
 @pytest.fixture

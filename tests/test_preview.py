@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +13,8 @@ from schemas.preview import MAX_CODE_POINTS, html_text, one_line, preview, proje
 from streams.leaks import Masker
 from streams.pipeline import Gate
 from streams.settings import Settings
-from tests.samples import GITHUB_PAT, HTML_ANSWER, encode, html_reply, im_text, raw_reply
+from tests.samples import GITHUB_PAT, HTML_ANSWER, NOW, encode, html_reply, im_text, raw_reply
 
-NOW = datetime(2026, 11, 30, 12, 0, 1, tzinfo=UTC)
 MASKER = Masker.from_settings(Settings())
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,18 +11,10 @@ import pytest
 from schemas.records import Delivery
 from streams.metrics_hooks import WorkerMetrics
 from streams.pipeline import Gate, Source
-from streams.settings import Settings
 from streams.state import written
 from streams.turns import on_reply
-from tests.samples import GITHUB_PAT, encode, raw_reply
+from tests.samples import GITHUB_PAT, NOW, encode, raw_reply
 from tests.test_batch import T0, Harness
-
-NOW = datetime(2026, 11, 30, 12, 0, 1, tzinfo=UTC)
-
-
-@pytest.fixture
-def gate(tmp_path: Path) -> Gate:
-    return Gate(Settings(workspaces_root=tmp_path, media_root=tmp_path))
 
 
 def progress(seq: int = 0, text: Any = "Searching the docs…", **changes: Any) -> dict[str, Any]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +18,9 @@ from streams.contracts import MAX_SCHEMA_BYTES, ContractLoadError, build_registr
 from streams.pipeline import Gate
 from streams.settings import Settings, load_settings
 from streams.worker_cli import run_worker
-from tests.samples import GITHUB_PAT, encode, raw_reply
+from tests.samples import GITHUB_PAT, NOW, encode, raw_reply
 from tests.test_cli_check import replygate
 
-NOW = datetime(2026, 11, 30, 12, 0, 1, tzinfo=UTC)
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 # `$ref`, `oneOf` and `additionalProperties: false` together, as a deployment would write it.

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -14,14 +12,7 @@ from schemas.records import CorrectionRequest, Delivery
 from schemas.text_plain import TEXT_PLAIN_V1, control_character_issues
 from streams.pipeline import Gate
 from streams.settings import Settings
-from tests.samples import GITHUB_PAT, encode, raw_reply
-
-NOW = datetime(2026, 11, 30, 12, 0, 1, tzinfo=UTC)
-
-
-@pytest.fixture
-def gate(tmp_path: Path) -> Gate:
-    return Gate(Settings(workspaces_root=tmp_path, media_root=tmp_path))
+from tests.samples import GITHUB_PAT, NOW, encode, raw_reply
 
 
 def plain(**changes: Any) -> dict[str, Any]:

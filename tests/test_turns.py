@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 from streams.pipeline import Decision, Gate, PendingTurn, Source
-from streams.settings import Settings
 from streams.state import TurnState, seen_by, written
 from streams.turns import on_cancel, on_deadline, on_reply
 from tests.samples import encode, raw_reply
 
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def gate(tmp_path: Path) -> Gate:
-    return Gate(Settings(workspaces_root=tmp_path, media_root=tmp_path))
 
 
 def decide(gate: Gate, at: datetime = T0, **changes: object) -> Decision:
