@@ -26,7 +26,6 @@ from streams.batch import BatchResult, TurnBatch, deadline_topic
 from streams.kafka_config import aiokafka_options, faust_broker_options
 from streams.metrics_hooks import WorkerMetrics
 from streams.pipeline import Gate, Source
-from streams.quiet_monitor import QuietMonitor
 from streams.sender import Out, Sender, fail_stop
 from streams.settings import EXACTLY_ONCE_REFUSED, ConfigError, Settings, load_settings
 from streams.state import TurnIndex
@@ -419,8 +418,6 @@ def app_options(settings: Settings) -> dict[str, Any]:
         stream_wait_empty=True,
         table_standby_replicas=0,
         worker_redirect_stdouts=False,
-        # replygate's own metrics stay; Faust's per-event statistics are never read.
-        Monitor=QuietMonitor,
         **faust_broker_options(settings),
     )
 
