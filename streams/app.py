@@ -83,7 +83,7 @@ class GateApp(faust.App):
         new_offset = consumer._new_offset  # type: ignore[attr-defined]
 
         # A partition the group never committed starts at its log start, which the worker
-        # looks up (`Worker.check_progress`); until then nothing of it is committed.
+        # looks up on assignment (`Worker.learn_log_starts`); until then nothing of it is committed.
         def contiguous_new_offset(tp: Any) -> int | None:
             acked = consumer._acked[tp]  # type: ignore[attr-defined]
             committed = consumer._committed_offset.get(tp)  # type: ignore[attr-defined]
