@@ -518,5 +518,11 @@ def create_app(settings: Settings) -> GateApp:
     return app
 
 
-settings = load_settings()
-app = create_app(settings)
+def __getattr__(name: str) -> Any:
+    """`faust -A streams.app` (what `replygate worker` runs) asks for `app`: it is built then,
+    from the settings, not whenever the module is imported (the benchmark imports it too)."""
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    built = create_app(load_settings())
+    globals()["app"] = built
+    return built
