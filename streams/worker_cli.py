@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from collections.abc import Sequence
@@ -23,18 +22,6 @@ def split_config(argv: Sequence[str]) -> tuple[str | None, list[str]]:
         else:
             rest.append(arg)
     return config, rest
-
-
-def use_uvloop() -> bool:
-    """Run the worker on uvloop when it is installed (the `worker` extra brings it): against
-    asyncio's loop, 3 alternating runs of 6,000 records each, worker CPU 7.61 -> 6.67 s and
-    throughput 1,169 -> 1,330 rec/s (medians, bench/README.md). Without it, asyncio's loop."""
-    try:
-        import uvloop
-    except ImportError:
-        return False
-    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
-    return True
 
 
 def run_worker(argv: Sequence[str]) -> int:
@@ -67,7 +54,6 @@ def run_worker(argv: Sequence[str]) -> int:
         faust_args = [*faust_args, "--without-web"]
     if not any(a in ("-l", "--loglevel") or a.startswith("--loglevel=") for a in faust_args):
         faust_args = [*faust_args, "--loglevel", os.environ.get("REPLYGATE_LOGLEVEL", "info")]
-    use_uvloop()
     from faust.cli.faust import cli
 
     cli.main(args=["-A", "streams.app", "worker", *faust_args], prog_name="replygate worker")
