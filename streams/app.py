@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -146,6 +146,8 @@ def source_of(event: EventT[bytes]) -> Source:
 
 # A deadline event not yet processed is sent again after this long (it may have been lost).
 DEADLINE_RESEND_SECONDS = 10.0
+# The bound on looking up where newly assigned, never-committed partitions start.
+LOG_START_SECONDS = 5.0
 
 
 class Worker:
@@ -274,6 +276,19 @@ class Worker:
                     f"the commit of {tp.topic}:{tp.partition} stayed at {mark} for "
                     f"{stall:.0f} s while {read} were read: a hole; a restart reads it"
                 )
+
+    async def learn_assigned_log_starts(self, assigned: Iterable[Any]) -> None:
+        """`learn_log_starts` for newly assigned input partitions, bounded: the rebalance
+        waits for it, and a stop must not hang on it. If it fails, those partitions commit
+        nothing until the watchdog's own look-up answers."""
+        from aiokafka import TopicPartition
+
+        inputs = set(self.batch.handlers)
+        tps = [TopicPartition(tp.topic, tp.partition) for tp in assigned if tp.topic in inputs]
+        try:
+            await asyncio.wait_for(self.learn_log_starts(tps), LOG_START_SECONDS)
+        except Exception as exc:
+            log.warning("log start offsets not known yet (%s)", type(exc).__name__)
 
     async def learn_log_starts(self, tps: list[Any]) -> dict[Any, int]:
         """Look up where never-committed partitions start, so their first commit may go out
@@ -474,15 +489,7 @@ def create_app(settings: Settings) -> GateApp:
         worker.last_offsets.clear()
         worker.progress_at.clear()
         worker.commit_seen.clear()
-        from aiokafka import TopicPartition
-
-        assigned = args[0] if args else set()
-        inputs = set(worker.batch.handlers)
-        tps = [TopicPartition(tp.topic, tp.partition) for tp in assigned if tp.topic in inputs]
-        try:
-            await worker.learn_log_starts(tps)
-        except Exception as exc:  # check_progress looks them up again
-            log.warning("log start offsets not known yet (%s)", type(exc).__name__)
+        await worker.learn_assigned_log_starts(args[0] if args else set())
 
     @app.on_partitions_revoked.connect
     async def revoked(sender: Any, /, *args: Any, **kwargs: Any) -> None:
