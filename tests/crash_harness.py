@@ -239,7 +239,7 @@ class CrashRun:
         """The armed worker must die at its point; one that stopped itself (exit 1, a guard
         against a Faust fault) is replaced by another armed one, as Kubernetes would."""
         d = self.deployment
-        for _ in range(6):
+        for _ in range(10):
             if wait_killed(victim, 120):
                 self.victims.append(d.logs[-1])
                 return
