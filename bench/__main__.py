@@ -1,8 +1,8 @@
 """`make bench`: every benchmark in turn, then a summary of the RATIO lines and their targets.
 
 `python -m bench [name ...]` runs only the named ones (pipeline_vs_passthrough, check_vs_baseline,
-leaks_vs_detect_secrets, latency, recovery). The broker ones need a broker: KAFKA_BOOTSTRAP_SERVERS,
-or the local one on 127.0.0.1:$KAFKA_PORT (`make bench` starts it).
+leaks_vs_detect_secrets, latency, recovery, state_memory). The broker ones need a broker:
+KAFKA_BOOTSTRAP_SERVERS, or the local one on 127.0.0.1:$KAFKA_PORT (`make bench` starts it).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from bench import (
     leaks_vs_detect_secrets,
     pipeline_vs_passthrough,
     recovery,
+    state_memory,
 )
 from bench.common import RATIOS, say
 
@@ -39,6 +40,7 @@ ORDER = (
     "leaks_vs_detect_secrets",
     "latency",
     "recovery",
+    "state_memory",
 )
 
 
@@ -66,6 +68,8 @@ def main(argv: list[str]) -> int:
             leaks_vs_detect_secrets.run()
         elif name == "recovery":
             recovery.run()
+        elif name == "state_memory":
+            state_memory.run()
         else:
             latency.run(max_rate)
     say(f"\nsummary ({time.monotonic() - started:.0f} s, load average {os.getloadavg()[0]:.2f}):")

@@ -87,7 +87,6 @@ class Deployment:
             "REPLYGATE_PARTITIONS": str(self.partitions),
             "REPLYGATE_DATA_DIR": str(data_dir),
             "REPLYGATE_METRICS_PORT": str(free_port()),
-            "REPLYGATE_WEB_PORT": str(free_port()),
             # No deadline events during a run: every invalid reply stays pending.
             "REPLYGATE_CORRECTION_DEADLINE_SECONDS": "3600",
             "PYTHONUNBUFFERED": "1",

@@ -165,7 +165,7 @@ def run(n: int = N_RECORDS, rounds: int = ROUNDS) -> float:
     say(f"  worker peak RSS (VmHWM) {fmt([w.peak_rss_mb for w in workers])} MB")
     ratio("pipeline_vs_passthrough", worker_tp / pass_tp)
     ratio("worker_vs_faust_copy", worker_tp / copy_tp)
-    ratio("worker_peak_rss_mb", peak)
+    ratio("worker_rss_mb_this_run", peak)  # worker_peak_rss_mb proper: bench/state_memory.py
     return worker_tp
 
 
