@@ -200,6 +200,10 @@ class Worker:
         records = [(source_of(event), event.value) for event in events]
         self._check_offsets(records)
         result = self.batch.run(records, datetime.now(UTC))
+        if result.replayed:  # said before any kill point, so a crash test sees every replay
+            log.warning(
+                "replayed %d input records that found their own state write", result.replayed
+            )
         failpoints.hit("before_state_write")
         await self._write_state(result)
         failpoints.hit("after_state_write")
@@ -369,10 +373,6 @@ class Worker:
         for decision in result.outputs:
             metrics.sent(decision)
         metrics.metrics.replayed(result.replayed)
-        if result.replayed:
-            log.warning(
-                "replayed %d input records that found their own state write", result.replayed
-            )
         metrics.metrics.turns_expired(result.expired)
 
     async def scan_deadlines(self) -> None:
