@@ -94,15 +94,22 @@ class Reader:
     def wait_for_lines(self, count: int) -> None:
         deadline = time.monotonic() + WAIT_SECONDS
         while len(self.lines) < count and self.proc.poll() is None:
-            assert time.monotonic() < deadline, self.stderr()
+            self._give_up_after(deadline)
             time.sleep(0.05)
 
     def wait_for_commit(self, topic: str) -> None:
         """Until the group's commits reach the end of every partition of `topic`."""
         deadline = time.monotonic() + WAIT_SECONDS
         while not asyncio.run(caught_up_on(self.deployment, topic, self.group)):
-            assert self.proc.poll() is None and time.monotonic() < deadline, self.stderr()
+            if self.proc.poll() is not None:
+                raise AssertionError(f"the reader stopped\n{self.stderr()}")
+            self._give_up_after(deadline)
             time.sleep(0.2)
+
+    def _give_up_after(self, deadline: float) -> None:
+        """A bound on waiting (a hung reader fails the test), not a measure of speed."""
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"the reader did not get there in {WAIT_SECONDS} s\n{self.stderr()}")
 
     def end(self, sig: int = signal.SIGTERM) -> int:
         """Stop it (sig 0: wait for it to die on its own) and return its exit status."""
