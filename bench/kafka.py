@@ -152,6 +152,26 @@ class Worker:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 
 
+def ready(port: int) -> bool:
+    """Whether a worker's `/readyz` on `port` answers 200."""
+    import httpx
+
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def wait_ready(port: int, worker: Worker, bound: float, poll: float = 0.05) -> float:
+    """Seconds until the worker is ready; an error if it dies or takes longer than `bound`."""
+    started = time.monotonic()
+    while not ready(port):
+        if not worker.alive() or time.monotonic() - started > bound:
+            raise RuntimeError(f"worker never ready\n{worker.tail()}")
+        time.sleep(poll)
+    return time.monotonic() - started
+
+
 def cpu_seconds(pid: int) -> float:
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as fh:

@@ -21,7 +21,7 @@ import orjson
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from bench.common import fmt, median, ratio, say
-from bench.kafka import Deployment, Worker, produce_all, watch
+from bench.kafka import Deployment, Worker, produce_all, wait_ready, watch
 from streams.demo import free_port
 
 # Long enough that a reply is not too old (`turn_expired`) by the time 200,000 are appended.
@@ -63,13 +63,6 @@ def _scrape(port: int, name: str) -> float:
         for line in text.splitlines()
         if line.startswith(name) and not line.startswith("#")
     )
-
-
-def _ready(port: int) -> bool:
-    try:
-        return httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 async def _ticks(dep: Deployment, round_no: int) -> None:
@@ -135,14 +128,9 @@ def _fill_and_expire(dep: Deployment, n: int, workdir: Path) -> int:
 
 def _time_to_ready(dep: Deployment, workdir: Path) -> float:
     port = free_port()
-    started = time.monotonic()
     worker: Worker = dep.start_worker(workdir, **_settings_env(port))
     try:
-        while not _ready(port):
-            if not worker.alive() or time.monotonic() - started > 300:
-                raise RuntimeError(f"worker never ready\n{worker.tail()}")
-            time.sleep(0.05)
-        return time.monotonic() - started
+        return wait_ready(port, worker, 300)
     finally:
         worker.stop()
 

@@ -19,32 +19,15 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
 from aiokafka import AIOKafkaProducer
 
 from bench.common import ratio, say
-from bench.kafka import Deployment
+from bench.kafka import Deployment, wait_ready
 from streams.demo import free_port
 from streams.state import written
 
 PARTITIONS = 4
 READY_BOUND_SECONDS = 1800.0
-
-
-def _ready(port: int) -> bool:
-    try:
-        return httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
-
-
-def _wait_ready(port: int, alive: object, bound: float) -> float:
-    started = time.monotonic()
-    while not _ready(port):
-        if time.monotonic() - started > bound or not alive():  # type: ignore[operator]
-            raise RuntimeError("the worker did not become ready")
-        time.sleep(0.5)
-    return time.monotonic() - started
 
 
 async def _write_state(servers: str, topic: str, turns: int, inputs: str) -> None:
@@ -81,7 +64,7 @@ def run() -> None:
             port = free_port()
             first = dep.start_worker(Path(tmp) / "w0", REPLYGATE_METRICS_PORT=str(port))
             try:
-                _wait_ready(port, first.alive, 300)  # the worker creates the changelog topic
+                wait_ready(port, first, 300, poll=0.5)  # the worker creates the changelog topic
             finally:
                 first.stop()
             started = time.monotonic()
@@ -91,7 +74,7 @@ def run() -> None:
             port = free_port()
             worker = dep.start_worker(Path(tmp) / "w1", REPLYGATE_METRICS_PORT=str(port))
             try:
-                seconds = _wait_ready(port, worker.alive, READY_BOUND_SECONDS)
+                seconds = wait_ready(port, worker, READY_BOUND_SECONDS, poll=0.5)
                 time.sleep(5)  # the expiry index is rebuilt at the first batch or scan
                 peak = worker.peak_rss_mb()
                 say(f"  ready in {seconds:.0f} s; RSS now {worker.rss_mb():.0f} MB")
