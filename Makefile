@@ -8,10 +8,10 @@ export KAFKA_PORT
 
 .PHONY: install tools images kafka-up kafka-down test lint demo bench crash clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml dev/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[worker,test,dev,bench]'
+	$(PY) -m pip install -q -e '.[worker,test,dev,bench]' -e ./dev
 	touch $@
 
 install: $(VENV)/.installed
@@ -34,7 +34,7 @@ lint: install
 	$(VENV)/bin/mypy
 
 # A Docker engine (started here when none answers) for the container tests, and the local
-# JVM broker for the rest; tests/containers.py builds the images it needs. Two pytest
+# JVM broker for the rest; tests/support/containers.py builds the images it needs. Two pytest
 # processes, a file each at a time: the Kafka tests mostly wait on the broker and the workers.
 PYTEST_ARGS ?= -n 2 --dist loadfile
 test: install tools lint
@@ -50,7 +50,7 @@ bench: install
 # Crash soak: N runs of random SIGKILLs at the worker's failpoints (`make crash N=20`).
 N ?= 5
 crash: install
-	bash scripts/with-kafka.sh $(PY) -m tests.crash_harness $(N)
+	bash scripts/with-kafka.sh $(PY) -m tests.support.crash_harness $(N)
 
 clean:
 	bash deploy/kafka-local/kafka-local.sh down || true

@@ -111,7 +111,7 @@ def _time_each(fn: Callable[[BenchRecord, int], Any], records: list[BenchRecord]
 def run(n: int = N_RECORDS, rounds: int = ROUNDS) -> None:
     from detect_secrets.settings import default_settings
 
-    from streams.pipeline import Gate
+    from streams.core.pipeline import Gate
     from streams.settings import Settings
 
     say(f"== check_vs_baseline: {n} records of the mix, {rounds} rounds")

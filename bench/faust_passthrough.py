@@ -2,7 +2,7 @@
 
 Run with `python -m faust -A bench.faust_passthrough worker`; topics and group from the same
 REPLYGATE_* environment as the worker (prefix, app id, partitions, bootstrap servers), and the
-worker's own app options (`streams.app.app_options`: serializers, commit cadence, producer
+worker's own app options (`streams.worker.app.app_options`: serializers, commit cadence, producer
 linger and batch size, session timeout), so the copy agent differs from the worker only in
 what its agents do.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import faust
 
-from streams.app import app_options
 from streams.settings import Settings
+from streams.worker.app import app_options
 
 _settings = Settings()
 _settings.data_dir.mkdir(parents=True, exist_ok=True)

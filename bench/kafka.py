@@ -20,9 +20,9 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
+from replygate_dev.demo import free_port
 
-from streams.demo import free_port
-from streams.kafka_ready import caught_up, create_errors, group_offsets, retry, wait_for_leaders
+from streams.broker.ready import caught_up, create_errors, group_offsets, retry, wait_for_leaders
 
 REPO = Path(__file__).resolve().parent.parent
 OUTPUT_NAMES = ("corrections", "toolresults", "dlq")
@@ -74,7 +74,7 @@ class Deployment:
 
     def create_topics(self) -> None:
         """What `replygate topics` does (input topics with LogAppendTime), before producing."""
-        from streams.topics import create_topics
+        from streams.broker.topology import create_topics
 
         asyncio.run(create_topics(self.settings()))
 

@@ -12,7 +12,7 @@ characters inside the secret). detect-secrets' ad-hoc `scan_line` mode is shown 
 with a `form` hide their secret (references, escapes, invisible characters): replygate catches
 one when some rule fires and the secret is gone from the masked text as a reader decodes it.
 
-Decoded views (streams/leak_views.py): what building and pre-filtering the views costs per MB,
+Decoded views (streams/core/leak_views.py): what building and pre-filtering the views costs per MB,
 on the corpus as generated and on an encoded copy where every reply needs them (HTML-escaped in
 a paragraph, percent-encoded, JSON-escaped, or with zero-width spaces between words), plus the
 masking throughput on that encoded copy. `RATIO leak_views_ms_per_mb` is the encoded figure.
@@ -32,7 +32,7 @@ from bench.common import fmt, median, ratio, say
 from bench.corpus import build, load_labelled
 
 if TYPE_CHECKING:
-    from streams.leaks import Masker
+    from streams.core.leaks import Masker
 
 CORPUS_BYTES = int(os.environ.get("BENCH_LEAK_BYTES", str(10 * 1024 * 1024)))
 ROUNDS = int(os.environ.get("BENCH_LEAK_ROUNDS", "3"))
@@ -68,8 +68,8 @@ def quality(adhoc: bool = False) -> tuple[float, float, float]:
 
 def gate_quality() -> tuple[float, float, float]:
     """replygate's (recall, recall with the right rule id, false-positive rate)."""
-    from streams.leak_views import decoded_text
-    from streams.leaks import Masker
+    from streams.core.leak_views import decoded_text
+    from streams.core.leaks import Masker
 
     masker = Masker()
     secrets = load_labelled("secrets.jsonl")
@@ -100,7 +100,7 @@ def encoded(replies: list[str]) -> list[str]:
 
 def seconds_per_mb(texts: list[str], rounds: int, work: Callable[[Masker, str], object]) -> float:
     """Median time per MB of `work` on every text, with a fresh masker each round."""
-    from streams.leaks import Masker
+    from streams.core.leaks import Masker
 
     size = _size(texts) / 1e6
     times: list[float] = []
@@ -125,7 +125,7 @@ def masking_mbs(texts: list[str], rounds: int) -> float:
 def run(total: int = CORPUS_BYTES, rounds: int = ROUNDS) -> None:
     from detect_secrets.settings import default_settings
 
-    from streams.leaks import Masker
+    from streams.core.leaks import Masker
 
     replies, with_secret = build(total)
     size = _size(replies)

@@ -71,7 +71,7 @@ def profile_worker(n: int) -> str:
 def profile_gate(n: int) -> str:
     from pyinstrument import Profiler
 
-    from streams.pipeline import Gate
+    from streams.core.pipeline import Gate
     from streams.settings import Settings
 
     with tempfile.TemporaryDirectory(prefix="rg-prof-") as tmp:

@@ -19,10 +19,10 @@ from pathlib import Path
 import httpx
 import orjson
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from replygate_dev.demo import free_port
 
 from bench.common import fmt, median, ratio, say
 from bench.kafka import Deployment, Worker, produce_all, wait_ready, watch
-from streams.demo import free_port
 
 # Long enough that a reply is not too old (`turn_expired`) by the time 200,000 are appended.
 HORIZON_SECONDS = 60.0

@@ -58,7 +58,8 @@ CASES: list[tuple[dict[str, Any], Any, bool]] = [
 # The demo's caller-owned contract: a `$ref` to a `oneOf`, an enum, `additionalProperties: false`.
 TICKET: dict[str, Any] = json.loads(
     (
-        Path(__file__).resolve().parent.parent / "streams/samples/contracts/ticket.schema.json"
+        Path(__file__).resolve().parent.parent
+        / "dev/replygate_dev/samples/contracts/ticket.schema.json"
     ).read_text(encoding="utf-8")
 )
 VALID = {

@@ -20,11 +20,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from aiokafka import AIOKafkaProducer
+from replygate_dev.demo import free_port
 
 from bench.common import ratio, say
 from bench.kafka import Deployment, wait_ready
-from streams.demo import free_port
-from streams.state import written
+from streams.core.state import written
 
 PARTITIONS = 4
 READY_BOUND_SECONDS = 1800.0

@@ -1,8 +1,8 @@
 """Every stable code replygate emits, in one registry: error codes, dead-letter and notice reasons.
 
-The metrics allow-lists (`streams/metrics.py`), the catalogue `docs/error-codes.md` and the tests
-read this table, so a code is named, explained and counted in one place. A code that is not
-here is a bug: `tests/test_codes.py` scans the code base for codes it emits.
+The metrics allow-lists (`streams/ops/metrics.py`), the catalogue `docs/error-codes.md` and the
+tests read this table, so a code is named, explained and counted in one place. A code that is not
+here is a bug: `tests/schemas/test_codes.py` scans the code base for codes it emits.
 
 `python -m schemas.codes` rewrites `docs/error-codes.md`; `--check` says whether it is current.
 Pure: no Kafka, no I/O outside `main`.

@@ -1,7 +1,7 @@
 """The workspace-relative path rule of `kandev.rich_output.v1` (docs/contracts.md section 3), pure.
 
 A path the gate may later resolve under a workspace must not be able to name anything outside it
-by its spelling alone; symlinks are the reading stage's job (`streams.csv_snapshot`).
+by its spelling alone; symlinks are the reading stage's job (`streams.files.csv_snapshot`).
 
 Codes (one per rule; a path can break several, each is reported once, in this order):
 

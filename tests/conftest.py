@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from streams.pipeline import Gate
+from streams.core.pipeline import Gate
 from streams.settings import Settings
 
 

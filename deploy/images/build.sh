@@ -8,7 +8,7 @@
 #   prometheus    the base + Debian's prometheus package
 # Each image carries a label with the hash of its inputs (files, base image id, mirror); an
 # image whose label matches is not rebuilt. Writes the image names to .images/images.env
-# (KAFKA_IMAGE=..., read by tests/containers.py and usable with `docker compose --env-file`)
+# (KAFKA_IMAGE=..., read by tests/support/containers.py and usable with `docker compose --env-file`)
 # and what it did, with timings, to .images/logs/build.log. See README.md beside this file.
 #
 #   deploy/images/build.sh            build what changed

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Write base/prometheusrule.yaml from ../prometheus/alerts.yml: one source for the alert rules.
 
-Run after editing alerts.yml: `python deploy/k8s/sync-prometheusrule.py` (tests/test_deploy.py
-fails while the two differ).
+Run after editing alerts.yml: `python deploy/k8s/sync-prometheusrule.py`
+(tests/deploy/test_deploy.py fails while the two differ).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ ALERTS = HERE.parent / "prometheus" / "alerts.yml"
 TARGET = HERE / "base" / "prometheusrule.yaml"
 HEADER = (
     "# Generated from deploy/prometheus/alerts.yml by deploy/k8s/sync-prometheusrule.py:\n"
-    "# edit alerts.yml, then run the script (tests/test_deploy.py compares the two).\n"
+    "# edit alerts.yml, then run the script (tests/deploy/test_deploy.py compares the two).\n"
     "# The Prometheus Operator picks rules by its ruleSelector: add its label in your overlay.\n"
 )
 

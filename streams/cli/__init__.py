@@ -1,0 +1,1 @@
+"""The `replygate` command: argument parsing and the entry points of each subcommand."""

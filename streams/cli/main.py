@@ -1,0 +1,188 @@
+"""`replygate`: check records offline, run the worker, create topics, the demo, schemas."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="replygate", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    check = commands.add_parser(
+        "check", help="run the worker's pipeline on JSON Lines records, without Kafka"
+    )
+    check.add_argument("file", nargs="?", default="-", help="JSON Lines file, or - for stdin")
+    check.add_argument("--workspaces", type=Path, help="the workspaces root (ToolCall.workspace)")
+    check.add_argument("--media-root", type=Path, help="the root for media paths")
+    check.add_argument("--config", type=Path, help="a TOML or YAML settings file")
+
+    worker = commands.add_parser(
+        "worker",
+        help="run the stream processor (a Faust worker); Faust's worker options pass through",
+        add_help=False,
+    )
+    worker.add_argument("--config", type=Path, help="a TOML or YAML settings file")
+
+    topics = commands.add_parser("topics", help="create the topics (idempotent)")
+    topics.add_argument("--config", type=Path, help="a TOML or YAML settings file")
+
+    demo = commands.add_parser("demo", help="the whole story on a local broker and a real worker")
+    demo.add_argument("--config", type=Path, help="a TOML or YAML settings file")
+
+    schema = commands.add_parser("schema", help="print a contract's JSON Schema")
+    schema.add_argument(
+        "name",
+        help="im.segments.v1, assistant.html.v1, text.plain.v1, kandev.rich_output.v1, "
+        "or a registered one",
+    )
+    schema.add_argument("--config", type=Path, help="a TOML or YAML settings file")
+
+    from streams.cli.deliveries import add_parser
+
+    add_parser(commands)
+    return parser
+
+
+def _usage_error(message: str) -> int:
+    print(f"replygate: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _load(config: Path | None, **overrides: Any) -> Any:
+    from streams.settings import load_settings
+
+    return load_settings(config, **overrides)
+
+
+def settings_problem(exc: Exception) -> str:
+    """One line for a settings error: each bad setting and why, never pydantic's whole report."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(part) for part in err['loc']) or 'settings'}: {err['msg']}"
+            for err in exc.errors(include_url=False)
+        )
+    return str(exc)
+
+
+def _load_or_report(config: Path | None, **overrides: Any) -> Any:
+    """The settings, or None after saying on stderr what is wrong with them (a usage error)."""
+    from pydantic import ValidationError
+
+    try:
+        return _load(config, **overrides)
+    except (OSError, ValueError, ValidationError) as exc:
+        _usage_error(f"settings: {settings_problem(exc)}")
+        return None
+
+
+def _lines(stream: IO[bytes]) -> Iterator[bytes]:
+    for line in stream:
+        yield line.rstrip(b"\r\n")
+
+
+def run_check(args: argparse.Namespace, stdout: IO[bytes]) -> int:
+    """One JSON line out for every line in; 0 whatever the verdicts, 2 for unusable input."""
+    from pydantic import ValidationError
+
+    from streams.core.pipeline import Gate
+
+    overrides: dict[str, Any] = {}
+    if args.workspaces is not None:
+        overrides["workspaces_root"] = args.workspaces
+    if args.media_root is not None:
+        overrides["media_root"] = args.media_root
+    settings = _load_or_report(args.config, **overrides)
+    if settings is None:
+        return EXIT_USAGE
+    try:
+        gate = Gate(settings)
+    except (OSError, ValueError, ValidationError) as exc:
+        return _usage_error(f"settings: {settings_problem(exc)}")
+    interactive = args.file == "-"
+    try:
+        stream: IO[bytes] = sys.stdin.buffer if interactive else open(args.file, "rb")  # noqa: SIM115
+    except OSError as exc:
+        return _usage_error(f"cannot read {args.file}: {exc.strerror or exc}")
+    try:
+        for line_no, raw in enumerate(_lines(stream), start=1):
+            decision = gate.check_line(raw, line_no, datetime.now(UTC))
+            stdout.write(orjson.dumps(decision.line()) + b"\n")
+            if interactive:
+                stdout.flush()
+    except OSError as exc:
+        return _usage_error(f"cannot read {args.file}: {exc.strerror or exc}")
+    finally:
+        if not interactive:
+            stream.close()
+    stdout.flush()
+    return EXIT_OK
+
+
+def run_schema(args: argparse.Namespace, stdout: IO[bytes]) -> int:
+    from schemas.rich_output import CONTRACT_NAME, rich_output_json_schema
+    from streams.core.contracts import build_registry
+
+    settings = _load_or_report(args.config)
+    if settings is None:
+        return EXIT_USAGE
+    if args.name == CONTRACT_NAME:
+        schema = rich_output_json_schema()
+    else:
+        try:
+            contract = build_registry(settings).get(args.name)
+        except ValueError as exc:
+            return _usage_error(f"settings: {exc}")
+        if contract is None:
+            return _usage_error(f"unknown contract {args.name!r}")
+        schema = contract.json_schema()
+    stdout.write(orjson.dumps(schema, option=orjson.OPT_INDENT_2) + b"\n")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "worker":
+        from streams.cli.worker import run_worker
+
+        return run_worker(argv[1:])
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    stdout = sys.stdout.buffer
+    if args.command == "check":
+        return run_check(args, stdout)
+    if args.command == "schema":
+        return run_schema(args, stdout)
+    if args.command == "deliveries":
+        from streams.cli.deliveries import run_deliveries
+
+        return run_deliveries(args, stdout)
+    if args.command in ("topics", "demo"):
+        settings = _load_or_report(args.config)
+        if settings is None:
+            return EXIT_USAGE
+        if args.command == "topics":
+            from streams.broker.topology import run_topics
+
+            return run_topics(settings)
+        try:
+            from replygate_dev.demo import run_demo
+        except ImportError:
+            return _usage_error(
+                "the demo is a development tool, not shipped with replygate: run `make demo` "
+                "in a checkout of the repository"
+            )
+        return run_demo(settings)
+    return _usage_error(f"unknown command {args.command}")

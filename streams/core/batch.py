@@ -1,0 +1,248 @@
+"""One batch of input records in, the records to send and the state to write out: no I/O.
+
+The worker's Kafka shell (`streams.worker.app`) reads a batch, calls `TurnBatch.run`, makes the
+state writes durable, then the outputs, and only then acknowledges the input. Every turn touched in
+the batch is written once, with its last value.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import orjson
+
+from schemas.errors import Issue
+from schemas.records import Context, RawChunk
+from streams.core.chunks import ChunkBuffer, chunk_limit
+from streams.core.outcomes import Outcome
+from streams.core.pipeline import Decision, Gate, Source, parse_iso
+from streams.core.state import TurnIndex, TurnState, expires_at, seen_by, with_stream, written
+from streams.core.turns import Step, on_cancel, on_chunk, on_deadline, on_reply
+from streams.settings import Settings
+
+log = logging.getLogger("replygate.worker")
+
+# Tombstones one batch may write for expired turns (each is one more record to send).
+EXPIRE_PER_BATCH = 1000
+
+# The stored value of a turn on a partition (None: no state), as the store has it now.
+ReadState = Callable[[int, bytes], bytes | None]
+
+
+def source_id(source: Source) -> str:
+    """A record's identity in turn state: topic, partition and offset."""
+    return f"{source.topic}:{source.partition}:{source.offset}"
+
+
+def deadline_topic(settings: Settings) -> str:
+    """The internal topic of deadline events, on the turn's own partition."""
+    return f"{settings.app_id}-deadlines"
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """One turn's new state on its partition; `state` None is a tombstone (the state expired)."""
+
+    partition: int
+    key: bytes
+    state: TurnState | None
+
+    @property
+    def value(self) -> bytes | None:
+        return self.state.encode() if self.state is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """One input record's step, for metrics once the batch is durable."""
+
+    topic: str
+    step: Step
+    decision: Decision | None
+
+
+@dataclass
+class BatchResult:
+    outputs: list[Decision] = field(default_factory=list)
+    writes: list[Write] = field(default_factory=list)
+    judged: list[Judged] = field(default_factory=list)
+    replayed: int = 0
+    expired: int = 0
+
+
+@dataclass
+class TurnBatch:
+    """The worker's decisions for one batch, against the stored state plus the batch's writes."""
+
+    gate: Gate
+    read: ReadState
+    index: TurnIndex
+    _overlay: dict[bytes, Write] = field(default_factory=dict)
+    _result: BatchResult = field(default_factory=BatchResult)
+
+    def __post_init__(self) -> None:
+        settings = self.gate.settings
+        self.horizon = timedelta(seconds=settings.state_horizon_seconds)
+        self.keep = settings.state_keep
+        self.handlers: dict[str, Callable[[Source, bytes, datetime], None]] = {
+            settings.topic("replies_raw"): self._reply,
+            settings.topic("turns_control"): self._control,
+            settings.topic("toolcalls_raw"): self._tool_call,
+            deadline_topic(settings): self._deadline,
+        }
+
+    def run(self, records: Sequence[tuple[Source, bytes]], wall: datetime) -> BatchResult:
+        """Judge the records in order; a failure in the gate is that record's dead letter."""
+        self._overlay, self._result = {}, BatchResult()
+        for source, raw in records:
+            now = source.timestamp or wall
+            self._expire(source.partition, now)
+            try:
+                self.handlers[source.topic](source, raw, now)
+            except Exception as exc:
+                # the type only: an exception's text could quote the record
+                log.error("record %s failed: %s", source_id(source), type(exc).__name__)
+                issue = Issue("$", "processing_error", f"the gate failed: {type(exc).__name__}")
+                letter = self.gate.dead_letter(raw, source, "processing_error", [issue], 0)
+                self._emit(source.topic, Step("dead_letter", (letter,)), None)
+        result = self._result
+        result.writes = list(self._overlay.values())
+        return result
+
+    # ---- state ------------------------------------------------------------------------------
+
+    def _stored(self, partition: int, key: bytes) -> TurnState | None:
+        pending = self._overlay.get(key)
+        if pending is not None:
+            return pending.state
+        raw = self.read(partition, key)
+        return TurnState.decode(raw) if raw else None
+
+    def _seen(self, source: Source, turn_id: str) -> TurnState | None:
+        return seen_by(self._stored(source.partition, turn_id.encode()), source_id(source))[0]
+
+    def _expire(self, partition: int, now: datetime) -> None:
+        """Finished turns past the horizon go, by broker time, before the record that sees it.
+
+        At most EXPIRE_PER_BATCH a batch, so a backlog of old turns costs many small batches,
+        not one huge one; the rest go in the next batches.
+        """
+        if self._result.expired >= EXPIRE_PER_BATCH:
+            return
+        for key in self.index.due(partition, now):
+            state = self._stored(partition, key)
+            moment = expires_at(state, self.keep) if state is not None else None
+            if moment is not None and moment <= now:
+                self._overlay[key] = Write(partition, key, None)
+                self._result.expired += 1
+                if self._result.expired >= EXPIRE_PER_BATCH:
+                    return
+
+    def _step(
+        self, source: Source, turn_id: str, now: datetime, step: Step, keep_chunks: bool = True
+    ) -> None:
+        """Record the step's new state, if it changes it, as the turn's one write."""
+        key = turn_id.encode()
+        if step.stream is not None:
+            stored = self._stored(source.partition, key)
+            state = with_stream(stored, source_id(source), now, step.stream)
+            self._overlay[key] = Write(source.partition, key, state)
+        if not step.changes_state:
+            return
+        stored = self._stored(source.partition, key)
+        before, replay = seen_by(stored, source_id(source))
+        self._result.replayed += replay
+        state = written(before, source_id(source), now, step.pending, step.finished, keep_chunks)
+        self._overlay[key] = Write(source.partition, key, state)
+
+    def _emit(self, topic: str, step: Step, decision: Decision | None) -> None:
+        self._result.outputs.extend(step.emit)
+        self._result.judged.append(Judged(topic, step, decision))
+
+    # ---- records ----------------------------------------------------------------------------
+
+    def _reply(self, source: Source, raw: bytes, now: datetime) -> None:
+        def context_for(turn_id: str) -> Context | None:
+            state = self._seen(source, turn_id)
+            pending = state.waiting if state is not None else None
+            return pending.stored_context() if pending is not None else None
+
+        assembled: list[bool] = []  # whether the reply was made of chunks
+
+        def chunks_for(turn_id: str, attempt: int) -> ChunkBuffer | None:
+            assembled.append(True)
+            state = self._seen(source, turn_id)
+            stream = state.stream if state is not None else None
+            return stream if stream is not None and stream.attempt == attempt else None
+
+        decision = self.gate.process_reply(
+            raw, source, now, context_for=context_for, chunks_for=chunks_for
+        )
+        if decision.chunk is not None:
+            self._chunk(source, raw, now, decision, decision.chunk)
+            return
+        turn = decision.turn
+        state = self._seen(source, turn.turn_id) if turn is not None else None
+        if turn is not None and state is None and self._too_old(turn.produced_at, now):
+            self._expired_turn(source, raw, turn.turn_id)
+            return
+        step = on_reply(self.gate, decision, state, now)
+        if turn is not None:
+            self._step(source, turn.turn_id, now, step, keep_chunks=bool(assembled))
+        self._emit(source.topic, step, decision)
+
+    def _chunk(
+        self, source: Source, raw: bytes, now: datetime, decision: Decision, chunk: RawChunk
+    ) -> None:
+        """A chunk joins its turn's stored state as it is now: a replayed chunk is a repeat."""
+        turn_id = chunk.turn_id
+        state = self._stored(source.partition, turn_id.encode())
+        if state is None and self._too_old(chunk.produced_at, now):
+            self._expired_turn(source, raw, turn_id)
+            return
+        step = on_chunk(decision, state, chunk_limit(self.gate.settings))
+        self._step(source, turn_id, now, step)
+        self._emit(source.topic, step, decision)
+
+    def _expired_turn(self, source: Source, raw: bytes, turn_id: str) -> None:
+        """A record for a turn with no state, older than the horizon: a dead letter."""
+        issue = Issue(
+            "produced_at",
+            "turn_expired",
+            "the reply is older than the state horizon: its turn may already be finished",
+        )
+        letter = self.gate.dead_letter(raw, source, "turn_expired", [issue], turn_id)
+        self._emit(source.topic, Step("dead_letter", (letter,)), letter)
+
+    def _too_old(self, produced_at: str | None, now: datetime) -> bool:
+        if produced_at is None:
+            return False
+        stamp = parse_iso(produced_at)
+        return (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)) + self.horizon <= now
+
+    def _control(self, source: Source, raw: bytes, now: datetime) -> None:
+        parsed = self.gate.parse_control(raw, source)
+        if isinstance(parsed, Decision):
+            self._emit(source.topic, Step("dead_letter", (parsed,)), parsed)
+            return
+        step = on_cancel(self._seen(source, parsed.turn_id))
+        self._step(source, parsed.turn_id, now, step, keep_chunks=False)
+        self._emit(source.topic, step, None)
+
+    def _deadline(self, source: Source, raw: bytes, now: datetime) -> None:
+        turn_id = orjson.loads(raw)["turn_id"]
+        # The wall clock: a deadline event fires only once its deadline has passed here.
+        step = on_deadline(self.gate, self._seen(source, turn_id), datetime.now(UTC))
+        self._step(source, turn_id, now, step, keep_chunks=False)
+        self._emit(source.topic, step, None)
+
+    def _tool_call(self, source: Source, raw: bytes, now: datetime) -> None:
+        decision = self.gate.process_tool_call(raw, source)
+        outcome: Outcome = {"tool_result": "tool_ok", "tool_error": "tool_error"}.get(
+            decision.action, "dead_letter"
+        )  # type: ignore[assignment]  # the dict's values are Outcome literals
+        emit = (decision,) if decision.output is not None else ()
+        self._emit(source.topic, Step(outcome, emit), decision)

@@ -1,0 +1,721 @@
+"""The gate's core: pure functions from one input record to one decision.
+
+`replygate check` and the Faust worker both call `Gate`; the worker only adds turn state
+(pending and finished turns) and Kafka I/O around it. Nothing here imports Faust or Kafka.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import orjson
+from pydantic import ValidationError
+
+from schemas.contract import ContractResult, ReplyContract, ReplyInput
+from schemas.errors import Issue, Notice, issues_from_validation_error
+from schemas.json_numbers import wide_integer
+from schemas.preview import preview, project
+from schemas.progress import progress_text_issues
+from schemas.records import (
+    EMPTY_CONTEXT,
+    Context,
+    DeadReason,
+    ModelOutput,
+    RawChunk,
+    RawReply,
+    ToolCall,
+    TurnControl,
+)
+from streams.core.chunks import ChunkBuffer, add_chunk, assemble, chunk_limit
+from streams.core.contracts import build_registry
+from streams.core.leaks import Masker, MaskHit
+from streams.files.media import MediaPolicy, inspect_media
+from streams.files.rich_output_tool import run_rich_output
+from streams.settings import Settings
+
+Verdict = Literal["accepted", "rejected", "no_reply", "dead_letter"]
+Action = Literal[
+    "deliver",
+    "tool_result",
+    "request_correction",
+    "failure_notice",
+    "tool_error",
+    "none",
+    "dead_letter",
+    "progress",
+    "drop",
+    "buffer",
+]
+DeliveryKind = Literal["reply", "failure_notice", "progress"]
+
+# How much of an error list a dead letter's `detail` may carry.
+_DETAIL_MAX_CHARS = 4000
+# Beyond a dead letter's cut, how much is still masked so a secret across the cut is caught.
+_MASK_SLACK_BYTES = 16 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where a record came from; `timestamp` is the Kafka record time (None: use the clock)."""
+
+    topic: str
+    partition: int = 0
+    offset: int = 0
+    timestamp: datetime | None = None
+    key: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """What the worker's turn state needs to know about a reply record."""
+
+    turn_id: str
+    conversation_id: str
+    platform: str
+    contract: str
+    attempt: int
+    # The agent's own stamp: how old a reply is when its turn's state is already gone.
+    produced_at: str | None = None
+
+    @classmethod
+    def of(cls, reply: RawReply) -> Turn:
+        """The turn a reply (final or progress) belongs to."""
+        return cls(
+            reply.turn_id,
+            reply.conversation_id,
+            reply.platform,
+            reply.contract,
+            reply.attempt,
+            reply.produced_at,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PendingTurn:
+    """A turn waiting for its one correction; kept in durable stream state until its deadline."""
+
+    turn_id: str
+    conversation_id: str
+    platform: str
+    contract: str
+    deadline: str
+    requested_at: str
+    # The first attempt's context, for a correction that comes back without one.
+    context: dict[str, Any] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "turn_id": self.turn_id,
+            "conversation_id": self.conversation_id,
+            "platform": self.platform,
+            "contract": self.contract,
+            "deadline": self.deadline,
+            "requested_at": self.requested_at,
+            "context": self.context,
+        }
+
+    @classmethod
+    def from_dict(cls, value: Mapping[str, Any]) -> PendingTurn:
+        return cls(
+            value["turn_id"],
+            value["conversation_id"],
+            value["platform"],
+            value["contract"],
+            value["deadline"],
+            value["requested_at"],
+            value.get("context"),
+        )
+
+    def stored_context(self) -> Context | None:
+        return Context.model_validate(self.context) if self.context is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One record's outcome: the check line, the record to send, and where it goes."""
+
+    id: str | int
+    verdict: Verdict
+    action: Action
+    errors: tuple[Issue, ...] = ()
+    output: dict[str, Any] | None = None
+    topic: str | None = None
+    key: bytes | None = None
+    turn: Turn | None = None
+    masked: tuple[MaskHit, ...] = ()
+    notices: tuple[Notice, ...] = ()
+    dead_reason: DeadReason | None = None
+    pending: PendingTurn | None = None
+    # A chunk of a streamed final reply: held by the turn's state, nothing to send.
+    chunk: RawChunk | None = None
+
+    def line(self) -> dict[str, Any]:
+        """The `replygate check` output line."""
+        return {
+            "id": self.id,
+            "verdict": self.verdict,
+            "action": self.action,
+            "errors": [e.as_dict() for e in self.errors],
+            "output": self.output,
+        }
+
+
+E = TypeVar("E", RawReply, RawChunk, ToolCall, TurnControl)
+
+# The chunks a turn holds for an attempt (`turn_id`, `attempt`), None when it holds none.
+ChunksFor = Callable[[str, int], ChunkBuffer | None]
+
+# How many streams `replygate check` keeps open at once; the oldest goes first.
+CHECK_STREAMS_MAX = 1000
+
+MessageStage = Callable[[dict[str, Any]], tuple[dict[str, Any], list[Notice]]]
+
+
+def iso(moment: datetime) -> str:
+    """UTC, millisecond precision, `Z`: one spelling for every timestamp the gate writes."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_iso(value: str) -> datetime:
+    return datetime.fromisoformat(value)
+
+
+def select_reply(output: ModelOutput) -> tuple[ReplyInput | None, list[Issue]]:
+    """The final reply: the `json` tool call's arguments, else `output.text`; never reasoning."""
+    calls = output.tool_calls or []
+    json_calls = [i for i, call in enumerate(calls) if call.name == "json"]
+    issues: list[Issue] = []
+    if len(json_calls) > 1:
+        issues.append(
+            Issue(
+                "output.tool_calls",
+                "multiple_json_tool_calls",
+                f"{len(json_calls)} tool calls are named json; send the reply in exactly one",
+            )
+        )
+    if json_calls and output.text is not None:
+        issues.append(
+            Issue(
+                "output",
+                "ambiguous_reply",
+                "both a json tool call and output.text are present; send the reply in one of them",
+            )
+        )
+    if not json_calls and output.text is None:
+        issues.append(
+            Issue("output", "missing_reply", "there is neither a json tool call nor output.text")
+        )
+    if issues:
+        return None, issues
+    if json_calls:
+        return ReplyInput("tool", arguments=calls[json_calls[0]].arguments), []
+    return ReplyInput("text", text=output.text), []
+
+
+def reply_as_text(output: ModelOutput) -> str:
+    """The whole final reply as the model sent it, for a correction request (never truncated)."""
+    if output.text is not None:
+        return output.text
+    for call in output.tool_calls or []:
+        if call.name == "json":
+            return _json_text(call.arguments)
+    return ""
+
+
+def _json_text(value: Any) -> str:
+    """JSON text of a parsed value; orjson stops at 254 levels where its parser allows 1,024."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        pass
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except RecursionError:
+        return "<the json tool call's arguments are nested too deeply to show>"
+
+
+def _detail(issues: list[Issue]) -> str:
+    text = "; ".join(f"{i.path}: {i.code}: {i.message}" for i in issues)
+    return text if len(text) <= _DETAIL_MAX_CHARS else text[: _DETAIL_MAX_CHARS - 1] + "…"
+
+
+def _cut_utf8(text: str, limit: int) -> str:
+    data = text.encode("utf-8", "replace")
+    return text if len(data) <= limit else data[:limit].decode("utf-8", "ignore")
+
+
+@dataclass
+class Gate:
+    """The pipeline of one deployment: contracts, masker and file policies built once."""
+
+    settings: Settings
+    contracts: dict[str, ReplyContract] = field(default_factory=dict)
+    masker: Masker = field(init=False)
+    stages: dict[str, MessageStage] = field(init=False)
+    workspaces_root: Path = field(init=False)
+    _instruction_cache: dict[str, str] = field(init=False, default_factory=dict)
+    # `replygate check`: the chunk lines read so far, by (turn_id, attempt).
+    _check_streams: dict[tuple[str, int], ChunkBuffer] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.contracts:
+            self.contracts = build_registry(self.settings)
+        self.masker = Masker.from_settings(self.settings)
+        self.workspaces_root = self.settings.workspaces_root.resolve()
+        media = MediaPolicy.from_settings(self.settings)
+        # Stages that run on a valid message before masking, by contract (I/O lives here).
+        self.stages = {"im.segments.v1": lambda message: inspect_media(message, media)}
+
+    # ---- entry points -------------------------------------------------------------------
+
+    def process_reply(
+        self,
+        raw: bytes,
+        source: Source,
+        now: datetime,
+        fallback_id: int | None = None,
+        context_for: Callable[[str], Context | None] | None = None,
+        chunks_for: ChunksFor | None = None,
+    ) -> Decision:
+        """A `replies.raw` record: deliver, ask for a correction, notice, no reply, dead letter,
+        or a chunk to buffer.
+
+        `context_for(turn_id)` gives the context kept with a pending turn, for a correction that
+        comes back without one (the built-in corrector knows only the correction request);
+        `chunks_for` the chunks a streamed final reply is made of.
+        """
+        fallback = source.offset if fallback_id is None else fallback_id
+        decoded = self._decode(raw, source, fallback)
+        if isinstance(decoded, Decision):
+            return decoded
+        return self._reply_from_json(raw, decoded, source, now, fallback, context_for, chunks_for)
+
+    def _reply_from_json(
+        self,
+        raw: bytes,
+        decoded: Any,
+        source: Source,
+        now: datetime,
+        fallback: int,
+        context_for: Callable[[str], Context | None] | None = None,
+        chunks_for: ChunksFor | None = None,
+    ) -> Decision:
+        record_id = _record_id(decoded, "turn_id", fallback)
+        if isinstance(decoded, dict) and "chunk" in decoded:
+            chunk = self._envelope(RawChunk, raw, decoded, source, record_id)
+            if isinstance(chunk, Decision):
+                return chunk
+            return Decision(chunk.turn_id, "accepted", "buffer", chunk=chunk)
+        reply = self._envelope(RawReply, raw, decoded, source, record_id)
+        if isinstance(reply, Decision):
+            return reply
+        if self.settings.closed_platforms and reply.platform not in self.settings.platforms:
+            issue = Issue("platform", "unknown_platform", f"{reply.platform!r} is not configured")
+            return self.dead_letter(raw, source, "invalid_envelope", [issue], record_id)
+        contract = self.contracts.get(reply.contract)
+        if contract is None:
+            issue = Issue("contract", "unknown_contract", f"{reply.contract!r} is not registered")
+            return self.dead_letter(raw, source, "unknown_contract", [issue], record_id)
+        kind_issues = progress_envelope_issues(reply)
+        if kind_issues:
+            return self.dead_letter(raw, source, "invalid_envelope", kind_issues, record_id)
+        if reply.is_progress:
+            return self.judge_progress(reply, source.timestamp or now)
+        context = reply.context
+        if context is None and reply.attempt == 1 and context_for is not None:
+            context = context_for(reply.turn_id)
+        stream_issues: list[Issue] = []
+        if reply.output.chunks is not None:
+            held = chunks_for(reply.turn_id, reply.attempt) if chunks_for is not None else None
+            output, stream_issues = assemble(reply.output, held, chunk_limit(self.settings))
+            reply = reply.model_copy(update={"output": output})
+        return self.judge_reply(reply, contract, source.timestamp or now, context, stream_issues)
+
+    def process_tool_call(
+        self, raw: bytes, source: Source, fallback_id: int | None = None
+    ) -> Decision:
+        """A `toolcalls.raw` record: a tool result (ok or error), or a dead letter."""
+        fallback = source.offset if fallback_id is None else fallback_id
+        decoded = self._decode(raw, source, fallback)
+        if isinstance(decoded, Decision):
+            return decoded
+        return self._tool_call_from_json(raw, decoded, source, fallback)
+
+    def _tool_call_from_json(
+        self, raw: bytes, decoded: Any, source: Source, fallback: int
+    ) -> Decision:
+        record_id = _record_id(decoded, "call_id", fallback)
+        call = self._envelope(ToolCall, raw, decoded, source, record_id)
+        return call if isinstance(call, Decision) else self.judge_tool_call(call)
+
+    def parse_control(self, raw: bytes, source: Source) -> TurnControl | Decision:
+        """A `turns.control` record, or its dead letter."""
+        decoded = self._decode(raw, source, source.offset)
+        if isinstance(decoded, Decision):
+            return decoded
+        record_id = _record_id(decoded, "turn_id", source.offset)
+        return self._envelope(TurnControl, raw, decoded, source, record_id)
+
+    def check_line(self, raw: bytes, line_no: int, now: datetime) -> Decision:
+        """`replygate check`: a line with `turn_id` is a RawReply, with `call_id` a ToolCall.
+
+        A JSON Lines file reads like one partition: the offset is the 0-based line index.
+        """
+        replies = Source(self.settings.topic("replies_raw"), 0, line_no - 1)
+        decoded = self._decode(raw, replies, line_no)
+        if isinstance(decoded, Decision):
+            return decoded
+        if isinstance(decoded, dict) and "turn_id" in decoded:
+            decision = self._reply_from_json(
+                raw, decoded, replies, now, line_no, chunks_for=self._check_chunks
+            )
+            self._check_stream_step(decision)
+            return decision
+        if isinstance(decoded, dict) and "call_id" in decoded:
+            tools = Source(self.settings.topic("toolcalls_raw"), 0, line_no - 1)
+            return self._tool_call_from_json(raw, decoded, tools, line_no)
+        issue = Issue("$", "unknown_record", "a record needs turn_id (reply) or call_id (tool)")
+        return self.dead_letter(raw, replies, "invalid_envelope", [issue], line_no)
+
+    def _check_chunks(self, turn_id: str, attempt: int) -> ChunkBuffer | None:
+        return self._check_streams.get((turn_id, attempt))
+
+    def _check_stream_step(self, decision: Decision) -> None:
+        """`check` holds a chunk line for a later final line of its turn and attempt; a final
+        line uses its chunks up (each attempt is answered once)."""
+        chunk, turn = decision.chunk, decision.turn
+        if turn is not None and decision.action not in ("progress", "drop"):
+            self._check_streams.pop((turn.turn_id, turn.attempt), None)
+        if chunk is None:
+            return
+        key = (chunk.turn_id, chunk.attempt)
+        held = self._check_streams.get(key)
+        added = add_chunk(held, chunk.attempt, chunk.chunk, chunk_limit(self.settings))
+        if added is not None:
+            self._check_streams.pop(key, None)
+            self._check_streams[key] = added
+        while len(self._check_streams) > CHECK_STREAMS_MAX:
+            del self._check_streams[next(iter(self._check_streams))]
+
+    # ---- decisions ----------------------------------------------------------------------
+
+    def judge_reply(
+        self,
+        reply: RawReply,
+        contract: ReplyContract,
+        now: datetime,
+        context: Context | None = None,
+        stream_issues: Sequence[Issue] = (),
+    ) -> Decision:
+        """The decision for an envelope-valid reply; the turn state is the worker's business.
+
+        `stream_issues`: why a streamed reply could not be assembled; invalid like any other.
+        """
+        turn = Turn.of(reply)
+        selected, issues = select_reply(reply.output)
+        issues = [*stream_issues, *issues] if stream_issues else issues
+        result = (
+            contract.validate(selected, context or reply.context or EMPTY_CONTEXT)
+            if selected is not None and not issues
+            else ContractResult(issues=tuple(issues))
+        )
+        if result.valid and result.no_reply:
+            return Decision(reply.turn_id, "no_reply", "none", turn=turn)
+        if result.valid and result.message is not None:
+            return self._deliver(turn, result.message, corrected=reply.attempt == 1, now=now)
+        errors = self._masked(result.issues) or (
+            Issue("$", "invalid_reply", "the reply is invalid"),
+        )
+        if reply.attempt == 0:
+            return self._request_correction(turn, contract, reply, errors, now)
+        notice = self.failure_notice(turn, now)
+        return Decision(
+            reply.turn_id,
+            "rejected",
+            "failure_notice",
+            errors,
+            notice.output,
+            notice.topic,
+            notice.key,
+            turn,
+        )
+
+    def judge_progress(self, reply: RawReply, now: datetime) -> Decision:
+        """A progress summary: its text delivered (masked) or dropped; never the turn's state.
+
+        Not validated against the contract and never corrected; whether the turn is already
+        finished is the worker's question (`streams.core.turns.on_progress`).
+        """
+        turn = Turn.of(reply)
+        issues = progress_text_issues(reply.output.text)
+        if issues:
+            return Decision(reply.turn_id, "rejected", "drop", self._masked(issues), turn=turn)
+        message, hits = self.masker.mask_tree({"text": reply.output.text}, "$")
+        delivery_id = f"{reply.turn_id}/progress/{reply.seq}"
+        return self._delivery(
+            turn, "progress", message, False, hits, [], now, message["text"], delivery_id
+        )
+
+    def failure_notice(self, turn: Turn, now: datetime) -> Decision:
+        """The host's fixed notice for a turn whose correction failed or expired."""
+        text = self.settings.failure_notice_text
+        contract = self.contracts.get(turn.contract)
+        message = contract.notice_message(text) if contract is not None else {"text": text}
+        return self._delivery(turn, "failure_notice", message, False, [], [], now, text)
+
+    def judge_tool_call(self, call: ToolCall) -> Decision:
+        result = run_rich_output(call, self.workspaces_root, self.settings.max_csv_bytes)
+        masked_input, input_hits = self.masker.mask_tree(result.input, "input")
+        masked_output, output_hits = self.masker.mask_tree(result.output, "output")
+        if result.status == "ok":
+            text = (
+                "Rich output accepted."
+                if masked_output is None
+                else orjson.dumps(masked_output).decode()
+            )
+        else:
+            text, _ = self.masker.mask_text(result.text)
+        record = {
+            "call_id": call.call_id,
+            "task_id": call.task_id,
+            "tool": call.tool,
+            "status": result.status,
+            "text": text,
+            "metadata": {
+                "normalized": {
+                    "generic": {
+                        "input": masked_input if result.status == "ok" else None,
+                        "output": masked_output if result.status == "ok" else None,
+                    }
+                }
+            },
+        }
+        ok = result.status == "ok"
+        return Decision(
+            call.call_id,
+            "accepted" if ok else "rejected",
+            "tool_result" if ok else "tool_error",
+            self._masked(result.issues),
+            record,
+            self.settings.topic("toolresults"),
+            call.task_id.encode(),
+            masked=tuple(input_hits + output_hits),
+        )
+
+    def dead_letter(
+        self,
+        raw: bytes,
+        source: Source,
+        reason: DeadReason,
+        issues: list[Issue],
+        record_id: str | int,
+    ) -> Decision:
+        """A record that cannot be processed at all: masked bytes go to the DLQ, cut at 64 KiB."""
+        # Cut before masking (with room for a secret that straddles the cut), then cut again:
+        # refusing a huge record costs what the dead letter keeps, not the record's size.
+        limit = self.settings.dead_letter_record_bytes
+        text, counts = self.masker.mask_text(
+            raw[: limit + _MASK_SLACK_BYTES].decode("utf-8", "replace")
+        )
+        detail, _ = self.masker.mask_text(_detail(issues))
+        record = {
+            "source_topic": source.topic,
+            "partition": source.partition,
+            "offset": source.offset,
+            "reason": reason,
+            "detail": detail,
+            "record": _cut_utf8(text, limit),
+        }
+        hits = tuple(MaskHit(rule, "record", n) for rule, n in sorted(counts.items()))
+        return Decision(
+            record_id,
+            "dead_letter",
+            "dead_letter",
+            self._masked(issues),
+            record,
+            self.settings.topic("dlq"),
+            source.key,
+            masked=hits,
+            dead_reason=reason,
+        )
+
+    # ---- helpers ------------------------------------------------------------------------
+
+    def _mask(self, text: str) -> str:
+        return self.masker.mask_text(text)[0]
+
+    def _instructions(self, contract: ReplyContract) -> str:
+        """Format-only instructions and the contract's JSON Schema, masked, cached per contract."""
+        text = self._instruction_cache.get(contract.name)
+        if text is None:
+            schema = orjson.dumps(contract.json_schema(), option=orjson.OPT_INDENT_2).decode()
+            text, _ = self.masker.mask_text(f"{contract.instructions()}\n\nJSON Schema:\n{schema}")
+            self._instruction_cache[contract.name] = text
+        return text
+
+    def _envelope(
+        self, model: type[E], raw: bytes, decoded: Any, source: Source, record_id: str | int
+    ) -> E | Decision:
+        """The record as its strict model, or the dead letter naming every broken rule."""
+        try:
+            return model.model_validate(decoded)
+        except ValidationError as exc:
+            issues = issues_from_validation_error(exc)
+            return self.dead_letter(raw, source, "invalid_envelope", issues, record_id)
+
+    def _masked(self, issues: Sequence[Issue]) -> tuple[Issue, ...]:
+        """Errors leave the gate too: a path can name a secret key, a message quote a value."""
+        out = []
+        for issue in issues:
+            path, _ = self.masker.mask_text(issue.path)
+            message, _ = self.masker.mask_text(issue.message)
+            out.append(Issue(path, issue.code, message))
+        return tuple(out)
+
+    def _decode(self, raw: bytes, source: Source, fallback_id: int) -> Any:
+        """The parsed JSON value, or the dead-letter decision for bytes that are not one."""
+        if len(raw) > self.settings.max_record_bytes:
+            issue = Issue(
+                "$",
+                "record_too_large",
+                f"{len(raw)} bytes; the limit is {self.settings.max_record_bytes}",
+            )
+            return self.dead_letter(raw, source, "record_too_large", [issue], fallback_id)
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            issue = Issue("$", "not_json", f"not one UTF-8 JSON value: {exc}")
+            return self.dead_letter(raw, source, "not_json", [issue], fallback_id)
+        # orjson would read it as a float: not a JSON value the gate can carry unchanged.
+        wide = wide_integer(raw)
+        if wide is not None:
+            return self.dead_letter(raw, source, "not_json", [wide], fallback_id)
+        return value
+
+    def _deliver(
+        self, turn: Turn, message: dict[str, Any], *, corrected: bool, now: datetime
+    ) -> Decision:
+        stage = self.stages.get(turn.contract)
+        notices: list[Notice] = []
+        if stage is not None:
+            message, notices = stage(message)
+        masked_message, hits = self.masker.mask_tree(message, "$")
+        text = project(turn.contract, masked_message)
+        return self._delivery(turn, "reply", masked_message, corrected, hits, notices, now, text)
+
+    def _delivery(
+        self,
+        turn: Turn,
+        kind: DeliveryKind,
+        message: dict[str, Any],
+        corrected: bool,
+        hits: list[MaskHit],
+        notices: list[Notice],
+        now: datetime,
+        text: str,
+        delivery_id: str | None = None,
+    ) -> Decision:
+        """A Delivery to the turn's platform topic, keyed by its conversation.
+
+        `text` is what the preview shows: the projected reply, the notice or the progress text.
+        """
+        record = {
+            "delivery_id": delivery_id or turn.turn_id,
+            "turn_id": turn.turn_id,
+            "conversation_id": turn.conversation_id,
+            "platform": turn.platform,
+            "contract": turn.contract,
+            "kind": kind,
+            "message": message,
+            "preview": preview(text, self._mask),
+            "corrected": corrected,
+            "masked": [h.as_dict() for h in hits],
+            "notices": [n.as_dict() for n in notices],
+            "delivered_at": iso(now),
+        }
+        verdict: Verdict = "rejected" if kind == "failure_notice" else "accepted"
+        action: Action = {"reply": "deliver", "failure_notice": "failure_notice"}.get(
+            kind, "progress"
+        )  # type: ignore[assignment]  # the dict's values are Action literals
+        return Decision(
+            turn.turn_id,
+            verdict,
+            action,
+            output=record,
+            topic=self.settings.delivery_topic(turn.platform),
+            key=turn.conversation_id.encode(),
+            turn=turn,
+            masked=tuple(hits),
+            notices=tuple(notices),
+        )
+
+    def _request_correction(
+        self,
+        turn: Turn,
+        contract: ReplyContract,
+        reply: RawReply,
+        errors: tuple[Issue, ...],
+        now: datetime,
+    ) -> Decision:
+        deadline = iso(now + timedelta(seconds=self.settings.correction_deadline_seconds))
+        record = {
+            "turn_id": turn.turn_id,
+            "conversation_id": turn.conversation_id,
+            "platform": turn.platform,
+            "contract": turn.contract,
+            "invalid_output": reply_as_text(reply.output),
+            "errors": [e.as_dict() for e in errors],
+        }
+        masked_record, hits = self.masker.mask_tree(record, "$")
+        # host text, the same for every request of a contract: built and masked once
+        masked_record = {
+            **masked_record,
+            "instructions": self._instructions(contract),
+            "deadline": deadline,
+        }
+        context = reply.context.model_dump(exclude_none=True) if reply.context else None
+        pending = PendingTurn(
+            turn.turn_id,
+            turn.conversation_id,
+            turn.platform,
+            turn.contract,
+            deadline,
+            iso(now),
+            context,
+        )
+        return Decision(
+            turn.turn_id,
+            "rejected",
+            "request_correction",
+            errors,
+            masked_record,
+            self.settings.topic("corrections"),
+            turn.conversation_id.encode(),
+            turn,
+            masked=tuple(hits),
+            pending=pending,
+        )
+
+
+def progress_envelope_issues(reply: RawReply) -> list[Issue]:
+    """`seq` belongs to progress and progress needs it: otherwise the envelope is invalid."""
+    if reply.is_progress and reply.seq is None:
+        return [Issue("seq", "missing_field", "is required with kind progress")]
+    if not reply.is_progress and reply.seq is not None:
+        return [Issue("seq", "unknown_field", "is only allowed with kind progress")]
+    if reply.is_progress and reply.output.chunks is not None:
+        return [Issue("output.chunks", "unknown_field", "is only allowed on a final reply")]
+    return []
+
+
+def _record_id(decoded: Any, key: str, fallback: int) -> str | int:
+    if isinstance(decoded, dict):
+        value = decoded.get(key)
+        if isinstance(value, str) and 0 < len(value) <= 200:
+            return value
+    return fallback

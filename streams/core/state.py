@@ -1,0 +1,179 @@
+"""A turn's durable state: one typed value per turn, written as one changelog record per step.
+
+The value names the input record that wrote it (`source`) and keeps the state that record saw
+(`before`). A replayed record that finds its own write therefore sees the state it saw the first
+time and makes the identical decision: state can be made durable before the outputs it implies,
+and a crash in between re-sends them. Nothing here imports Faust or Kafka.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+import orjson
+
+from streams.core.chunks import ChunkBuffer
+from streams.core.pipeline import PendingTurn, iso, parse_iso
+
+# `open`: chunks of a streamed final reply are held and nothing else happened to the turn yet.
+Status = Literal["open", "pending", "finished"]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnState:
+    """A turn that waits for its correction (`pending`), has its one outcome (`finished`), or
+    holds chunks of a streamed final reply (`open`; `stream` is also held while pending)."""
+
+    status: Status
+    source: str
+    at: str
+    pending: PendingTurn | None = None
+    outcome: str | None = None
+    before: TurnState | None = None
+    stream: ChunkBuffer | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        value = {
+            "status": self.status,
+            "source": self.source,
+            "at": self.at,
+            "pending": self.pending.as_dict() if self.pending is not None else None,
+            "outcome": self.outcome,
+            "before": self.before.as_dict() if self.before is not None else None,
+        }
+        if self.stream is not None:
+            value["stream"] = self.stream.as_dict()
+        return value
+
+    @classmethod
+    def from_dict(cls, value: dict[str, Any]) -> TurnState:
+        pending, before, stream = value.get("pending"), value.get("before"), value.get("stream")
+        return cls(
+            value["status"],
+            value["source"],
+            value["at"],
+            PendingTurn.from_dict(pending) if pending else None,
+            value.get("outcome"),
+            cls.from_dict(before) if before else None,
+            ChunkBuffer.from_dict(stream) if stream else None,
+        )
+
+    def encode(self) -> bytes:
+        return orjson.dumps(self.as_dict())
+
+    @classmethod
+    def decode(cls, raw: bytes) -> TurnState:
+        return cls.from_dict(orjson.loads(raw))
+
+    @property
+    def finished_outcome(self) -> str | None:
+        return self.outcome if self.status == "finished" else None
+
+    @property
+    def waiting(self) -> PendingTurn | None:
+        return self.pending if self.status == "pending" else None
+
+
+def seen_by(state: TurnState | None, source: str) -> tuple[TurnState | None, bool]:
+    """The state as record `source` saw it, and whether this is a replay of that record."""
+    if state is not None and state.source == source:
+        return state.before, True
+    return state, False
+
+
+def written(
+    before: TurnState | None,
+    source: str,
+    at: datetime,
+    pending: PendingTurn | None,
+    outcome: str | None,
+    keep_chunks: bool = True,
+) -> TurnState:
+    """The value a step writes; `before` keeps one level only, so a value never grows.
+
+    A final reply's step keeps the chunks it saw in `before` (its replay assembles them again);
+    a cancel or a deadline drops them (`keep_chunks` False). The new value holds none.
+    """
+    kept = _flat(before)
+    if kept is not None and not keep_chunks:
+        kept = replace(kept, stream=None)
+    if outcome is not None:
+        return TurnState("finished", source, iso(at), outcome=outcome, before=kept)
+    if pending is None:
+        raise ValueError("a turn step writes either a pending turn or an outcome")
+    return TurnState("pending", source, iso(at), pending=pending, before=kept)
+
+
+def _flat(state: TurnState | None) -> TurnState | None:
+    if state is None or state.before is None:
+        return state
+    return replace(state, before=None)
+
+
+def with_stream(
+    state: TurnState | None, source: str, at: datetime, stream: ChunkBuffer
+) -> TurnState:
+    """The turn's value holding `stream`: a new `open` turn, or the same value with its chunks.
+
+    `source` and `before` stay those of the step that wrote the value, so that step's replay
+    still finds its own write; a chunk needs none (a replayed chunk is a repeat, dropped).
+    """
+    if state is None:
+        return TurnState("open", source, iso(at), stream=stream)
+    moment = iso(at) if state.status == "open" else state.at
+    return replace(state, at=moment, stream=stream)
+
+
+def expires_at(state: TurnState, keep: timedelta) -> datetime | None:
+    """When a turn's state may go: `keep` after it finished, or after its last chunk while it
+    is only `open` (a final record that never comes); pending never expires."""
+    if state.status == "pending":
+        return None
+    return parse_iso(state.at) + keep
+
+
+@dataclass
+class TurnIndex:
+    """What the worker must find without reading every turn: pending turns and expiry order.
+
+    Rebuilt from the store after each rebalance, kept up to date by every write. The heap may
+    hold stale entries (a turn written again); `due` callers check the stored value.
+    """
+
+    keep: timedelta
+    pending: dict[bytes, tuple[int, PendingTurn]] = field(default_factory=dict)
+    # per partition, a heap of (epoch seconds, key): floats keep a million entries small
+    _expiry: dict[int, list[tuple[float, bytes]]] = field(default_factory=dict)
+
+    def clear(self) -> None:
+        self.pending.clear()
+        self._expiry.clear()
+
+    def rebuild(self, items: Iterable[tuple[int, bytes, bytes]]) -> None:
+        self.clear()
+        for partition, key, raw in items:
+            self.note(partition, key, TurnState.decode(raw))
+        for heap in self._expiry.values():
+            heapq.heapify(heap)
+
+    def note(self, partition: int, key: bytes, state: TurnState | None) -> None:
+        """Track a value just written (None: the turn's state is gone)."""
+        if state is not None and state.status == "pending" and state.pending is not None:
+            self.pending[key] = (partition, state.pending)
+            return
+        self.pending.pop(key, None)
+        if state is not None:
+            moment = expires_at(state, self.keep)
+            if moment is not None:
+                entry = (moment.timestamp(), key)
+                heapq.heappush(self._expiry.setdefault(partition, []), entry)
+
+    def due(self, partition: int, now: datetime) -> Iterator[bytes]:
+        """Keys on `partition` whose finished state may have expired by broker time `now`."""
+        heap, cutoff = self._expiry.get(partition), now.timestamp()
+        while heap and heap[0][0] <= cutoff:
+            yield heapq.heappop(heap)[1]

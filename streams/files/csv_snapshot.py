@@ -1,0 +1,435 @@
+"""The CSV snapshot of `kandev.rich_output.v1`: read each CSV once, during the call, and freeze it.
+
+docs/contracts.md section 3. Replay uses the snapshot stored in the ToolResult and never reads the
+file again; the CSV bytes themselves are never kept.
+
+Reading is hostile-input safe: the real path (symlinks resolved, loops reported) must stay inside
+the real workspace and be a regular file; the file is opened `O_NONBLOCK | O_NOFOLLOW` and
+re-checked with `fstat` (a FIFO never blocks, a swapped file is refused), and at most
+`max_csv_bytes + 1` bytes are read.
+
+Decisions the spec leaves open:
+- `\\` in a path is read as `/` (the path rule reads it so too); a workspace cannot address a
+  file whose name holds a backslash.
+- Cells and header names are trimmed (Unicode whitespace); a cell that is empty after trimming is
+  `null`. A blank line is a row of one empty field, so it only fits a one-column header.
+- Numbers follow the JSON number grammar after trimming
+  (`-?(0|[1-9]\\d*)(\\.\\d+)?([eE][+-]?\\d+)?`, ASCII digits, at most 1000
+  characters): no `+`, `.5`, `5.`, `1_000`, `0x10`, `inf`, `NaN`.
+  An integer literal that fits in 64 signed bits stays an int; a larger one becomes a float;
+  anything with a fraction or exponent is a float; a float that overflows (`1e999`) is an error.
+- A field longer than 131,072 characters or a header wider than 16,384 columns is an error.
+
+Codes: `workspace_unavailable`, `csv_not_found`, `csv_symlink_loop`, `csv_outside_workspace`,
+`csv_not_regular_file`, `csv_unreadable`, `csv_changed_during_read`, `csv_too_large`,
+`csv_nul_byte`, `csv_invalid_utf8`, `csv_malformed`, `csv_field_too_large`, `csv_empty`,
+`csv_too_many_columns`, `csv_blank_header`, `csv_duplicate_header`, `csv_unknown_column`,
+`csv_ragged_row`, `csv_no_rows`, `csv_too_many_rows`, `csv_blank_label`, `csv_label_too_long`,
+`csv_invalid_number`, `csv_not_finite`, `snapshot_too_large`.
+"""
+
+from __future__ import annotations
+
+import csv
+import errno
+import io
+import math
+import os
+import posixpath
+import re
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from schemas.errors import Issue, child_path, json_path
+from schemas.rich_output import CsvChartBlock, RichOutputArgs
+from streams.files.paths import within
+
+DEFAULT_MAX_CSV_BYTES = 256 * 1024
+MAX_SNAPSHOT_BYTES = 64 * 1024
+MAX_DATA_ROWS = 100
+MAX_LABEL_CHARS = 120
+MAX_COLUMNS = 16_384
+MAX_FIELD_CHARS = 131_072
+MAX_NUMBER_CHARS = 1000
+_CHUNK = 64 * 1024
+_BOM = b"\xef\xbb\xbf"
+_I64 = 2**63
+# The JSON number grammar; no nested or overlapping quantifiers, so no backtracking blow-up.
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+
+Cell = int | float | None
+
+
+class CsvProblem(Exception):
+    """A file that cannot be snapshotted: a stable code and a message saying where and why."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A parsed CSV: trimmed header names, and each data row with its line in the file."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    lines: tuple[int, ...]
+
+    def column(self, name: str) -> int | None:
+        try:
+            return self.header.index(name)
+        except ValueError:
+            return None
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def resolve_workspace(workspace_dir: Path) -> str:
+    """The real workspace folder; it must exist and be a folder."""
+    try:
+        real = os.path.realpath(workspace_dir, strict=True)
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise CsvProblem(
+            "workspace_unavailable", f"the workspace cannot be opened: {exc}"
+        ) from None
+    if not os.path.isdir(real):
+        raise CsvProblem("workspace_unavailable", "the workspace is not a folder")
+    return real
+
+
+def relative_key(repo: str | None, path: str) -> str:
+    """Where `(repo, path)` points inside the workspace; equal keys are read once per call."""
+    joined = path if not repo else f"{repo}/{path}"
+    return posixpath.normpath(joined.replace("\\", "/"))
+
+
+def _real_file(workspace_real: str, rel: str) -> tuple[str, os.stat_result]:
+    candidate = os.path.join(workspace_real, rel)
+    try:
+        real = os.path.realpath(candidate, strict=True)
+    except FileNotFoundError:
+        raise CsvProblem("csv_not_found", "no such file in the workspace") from None
+    except RuntimeError:
+        raise CsvProblem("csv_symlink_loop", "the path runs into a symlink loop") from None
+    except (OSError, ValueError) as exc:
+        if getattr(exc, "errno", None) == errno.ELOOP:
+            raise CsvProblem("csv_symlink_loop", "the path runs into a symlink loop") from None
+        raise CsvProblem("csv_unreadable", f"the file cannot be resolved: {exc}") from None
+    if not within(workspace_real, real):
+        raise CsvProblem(
+            "csv_outside_workspace", "the real path (symlinks resolved) leaves the workspace"
+        )
+    try:
+        info = os.stat(real)
+    except OSError as exc:
+        raise CsvProblem("csv_unreadable", f"the file cannot be examined: {exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise CsvProblem("csv_not_regular_file", "is not a regular file")
+    return real, info
+
+
+def _read_bounded(fd: int, limit: int) -> bytes:
+    """At most `limit + 1` bytes, whatever the file claims its size is (/proc files claim 0)."""
+    parts: list[bytes] = []
+    total = 0
+    while total <= limit:
+        chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
+        if not chunk:
+            break
+        parts.append(chunk)
+        total += len(chunk)
+    return b"".join(parts)
+
+
+def read_csv_bytes(workspace_real: str, rel: str, max_bytes: int) -> bytes:
+    """The file's bytes (at most `max_bytes + 1`), or CsvProblem; the one place that reads."""
+    real, info = _real_file(workspace_real, rel)
+    try:
+        fd = os.open(real, _OPEN_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise CsvProblem("csv_changed_during_read", "the file became a symlink") from None
+        raise CsvProblem("csv_unreadable", f"the file cannot be opened: {exc.strerror}") from None
+    try:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode):
+            raise CsvProblem("csv_not_regular_file", "is not a regular file")
+        if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
+            raise CsvProblem("csv_changed_during_read", "the file was replaced while opening it")
+        return _read_bounded(fd, max_bytes)
+    except OSError as exc:
+        raise CsvProblem("csv_unreadable", f"the file cannot be read: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def decode_csv(data: bytes, max_bytes: int) -> str:
+    """UTF-8 text of a CSV file: BOM dropped, NUL and invalid UTF-8 refused with their place."""
+    if len(data) > max_bytes:
+        raise CsvProblem("csv_too_large", f"is larger than {max_bytes} bytes")
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise CsvProblem(
+            "csv_nul_byte", f"has a NUL byte at byte {nul} (line {_line_of(data, nul)})"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CsvProblem(
+            "csv_invalid_utf8",
+            f"is not valid UTF-8 at byte {exc.start} (line {_line_of(data, exc.start)})",
+        ) from None
+
+
+def _records(text: str) -> Iterator[tuple[int, list[str]]]:
+    """CSV records with the file line each ends on; csv errors become CsvProblem."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    while True:
+        try:
+            record = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            line = reader.line_num
+            if "field larger than field limit" in str(exc):
+                raise CsvProblem(
+                    "csv_field_too_large", f"line {line}: a field is longer than the csv limit"
+                ) from None
+            raise CsvProblem("csv_malformed", f"line {line}: {exc}") from None
+        yield reader.line_num, record or [""]
+
+
+def _check_fields(record: list[str], line: int) -> None:
+    if len(record) > MAX_COLUMNS:
+        raise CsvProblem(
+            "csv_too_many_columns", f"line {line} has {len(record)} fields; at most {MAX_COLUMNS}"
+        )
+    for col, field in enumerate(record, 1):
+        if len(field) > MAX_FIELD_CHARS:
+            raise CsvProblem(
+                "csv_field_too_large",
+                f"line {line}, column {col}: a field longer than {MAX_FIELD_CHARS} characters",
+            )
+
+
+def _header(record: list[str], line: int) -> tuple[str, ...]:
+    _check_fields(record, line)
+    names = tuple(name.strip() for name in record)
+    first: dict[str, int] = {}
+    for col, name in enumerate(names, 1):
+        if not name:
+            raise CsvProblem("csv_blank_header", f"header (line {line}) column {col} is blank")
+        if name in first:
+            raise CsvProblem(
+                "csv_duplicate_header",
+                f"header (line {line}) names {name!r} twice: columns {first[name]} and {col}",
+            )
+        first[name] = col
+    return names
+
+
+def parse_table(text: str) -> Table:
+    """Header and 1-100 data rows, every row exactly as wide as the header."""
+    records = _records(text)
+    first = next(records, None)
+    if first is None:
+        raise CsvProblem("csv_empty", "is empty: it needs a header row and 1-100 data rows")
+    header = _header(first[1], first[0])
+    rows: list[tuple[str, ...]] = []
+    lines: list[int] = []
+    for line, record in records:
+        if len(rows) == MAX_DATA_ROWS:
+            raise CsvProblem(
+                "csv_too_many_rows", f"has more than {MAX_DATA_ROWS} data rows (line {line})"
+            )
+        _check_fields(record, line)
+        if len(record) != len(header):
+            raise CsvProblem(
+                "csv_ragged_row",
+                f"data row {len(rows) + 1} (line {line}) has {len(record)} fields; "
+                f"the header has {len(header)}",
+            )
+        rows.append(tuple(record))
+        lines.append(line)
+    if not rows:
+        raise CsvProblem("csv_no_rows", f"has a header but no data rows (1-{MAX_DATA_ROWS})")
+    return Table(header, tuple(rows), tuple(lines))
+
+
+def _preview(token: str) -> str:
+    """A cell quoted in a message, cut short so a huge cell cannot flood the error text."""
+    return repr(token if len(token) <= 40 else token[:40] + "...")
+
+
+def parse_number(cell: str) -> Cell:
+    """`null` for a blank cell, else a finite JSON-grammar number (ValueError says why not)."""
+    token = cell.strip()
+    if not token:
+        return None
+    match = _NUMBER.fullmatch(token) if len(token) <= MAX_NUMBER_CHARS else None
+    if match is None:
+        raise ValueError(f"{_preview(token)} is not a number (JSON syntax: 12, -3.5, 1e6)")
+    if match.group(1) is None and match.group(2) is None:
+        value = int(token)
+        if -_I64 <= value < _I64:
+            return value
+    number = float(token)
+    if not math.isfinite(number):
+        raise OverflowError("is too large to be a finite number")
+    return number
+
+
+def _where(table: Table, row: int, col: int) -> str:
+    return f"data row {row + 1} (line {table.lines[row]}), column {col + 1} ({table.header[col]!r})"
+
+
+def _labels(table: Table, col: int) -> list[str]:
+    labels: list[str] = []
+    for row, record in enumerate(table.rows):
+        label = record[col].strip()
+        if not label:
+            raise CsvProblem("csv_blank_label", f"{_where(table, row, col)}: the label is blank")
+        if len(label) > MAX_LABEL_CHARS:
+            raise CsvProblem(
+                "csv_label_too_long",
+                f"{_where(table, row, col)}: the label has {len(label)} characters; "
+                f"at most {MAX_LABEL_CHARS}",
+            )
+        labels.append(label)
+    return labels
+
+
+def _values(table: Table, col: int) -> list[Cell]:
+    values: list[Cell] = []
+    for row, record in enumerate(table.rows):
+        try:
+            values.append(parse_number(record[col]))
+        except OverflowError as exc:
+            raise CsvProblem("csv_not_finite", f"{_where(table, row, col)}: {exc}") from None
+        except ValueError as exc:
+            raise CsvProblem("csv_invalid_number", f"{_where(table, row, col)}: {exc}") from None
+    return values
+
+
+# --------------------------------------------------------------------------- one chart
+
+
+def _columns(table: Table, block: CsvChartBlock, base: str) -> tuple[int, list[int], list[Issue]]:
+    """Header positions of x_column and every series column; exact, after header trimming."""
+    issues: list[Issue] = []
+    x = table.column(block.csv.x_column)
+    if x is None:
+        issues.append(
+            Issue(
+                child_path(base, "csv", "x_column"),
+                "csv_unknown_column",
+                f"{block.csv.x_column!r} is not a header of the CSV",
+            )
+        )
+    cols: list[int] = []
+    for j, series in enumerate(block.csv.series):
+        col = table.column(series.column)
+        if col is None:
+            issues.append(
+                Issue(
+                    child_path(base, "csv", "series", j, "column"),
+                    "csv_unknown_column",
+                    f"{series.column!r} is not a header of the CSV",
+                )
+            )
+        else:
+            cols.append(col)
+    return (x if x is not None else -1), cols, issues
+
+
+def resolve_chart(table: Table, block: CsvChartBlock, index: int) -> tuple[Any, list[Issue]]:
+    """One `resolved_charts` entry from a parsed table, or the issues that prevent it."""
+    base = json_path("blocks", index)
+    x, cols, issues = _columns(table, block, base)
+    if issues:
+        return None, issues
+    try:
+        labels = _labels(table, x)
+        series = [
+            {"label": s.label if s.label is not None else s.column, "values": _values(table, col)}
+            for s, col in zip(block.csv.series, cols, strict=True)
+        ]
+    except CsvProblem as problem:
+        return None, [Issue(child_path(base, "csv", "path"), problem.code, problem.message)]
+    return {"block_index": index, "labels": labels, "series": series}, []
+
+
+# --------------------------------------------------------------------------- the call
+
+
+def _load(workspace_real: str, key: str, max_csv_bytes: int) -> Table:
+    return parse_table(
+        decode_csv(read_csv_bytes(workspace_real, key, max_csv_bytes), max_csv_bytes)
+    )
+
+
+def snapshot_charts(
+    args: RichOutputArgs, workspace_dir: Path, max_csv_bytes: int = DEFAULT_MAX_CSV_BYTES
+) -> tuple[dict[str, Any] | None, list[Issue]]:
+    """The snapshot of every CSV chart, in block order; None when no chart reads a CSV."""
+    charts = args.csv_charts()
+    if not charts:
+        return None, []
+    try:
+        workspace_real = resolve_workspace(workspace_dir)
+    except CsvProblem as problem:
+        return None, [
+            Issue(json_path("blocks", i, "csv", "path"), problem.code, problem.message)
+            for i, _ in charts
+        ]
+    tables: dict[str, Table | CsvProblem] = {}
+    resolved: list[Any] = []
+    issues: list[Issue] = []
+    for index, block in charts:
+        key = relative_key(block.csv.repo, block.csv.path)
+        if key not in tables:
+            try:
+                tables[key] = _load(workspace_real, key, max_csv_bytes)
+            except CsvProblem as problem:
+                tables[key] = problem
+        table = tables[key]
+        if isinstance(table, CsvProblem):
+            issues.append(
+                Issue(json_path("blocks", index, "csv", "path"), table.code, table.message)
+            )
+            continue
+        chart, chart_issues = resolve_chart(table, block, index)
+        issues += chart_issues
+        if chart is not None:
+            resolved.append(chart)
+    if issues:
+        return None, issues
+    snapshot = {"version": 1, "resolved_charts": resolved}
+    size = len(orjson.dumps(snapshot))
+    if size > MAX_SNAPSHOT_BYTES:
+        return None, [
+            Issue(
+                "$",
+                "snapshot_too_large",
+                f"the CSV snapshot is {size} bytes as JSON; the limit is {MAX_SNAPSHOT_BYTES}",
+            )
+        ]
+    return snapshot, []

@@ -1,0 +1,89 @@
+"""The complete decision for one `show_rich_output_kandev` call: accepted (with snapshot) or not.
+
+docs/contracts.md section 3 and docs/records.md (ToolCall, ToolResult). The pipeline turns the
+decision into a ToolResult and masks it afterwards; nothing here masks, publishes or raises.
+
+Decisions the spec leaves open:
+- `workspace` must be one folder name that passes the path rule (no `/` or `\\`), and when a CSV
+  is read, the real workspace folder (symlinks resolved) must lie inside the real workspaces
+  root (`workspace_outside_root`), so a symlinked workspace cannot widen what may be read.
+  A call without CSV charts touches no file, so its workspace need not exist.
+- The error text lists at most 50 issues, one per line: `path: code: message`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+
+from schemas.errors import Issue
+from schemas.paths import check_folder_name
+from schemas.records import ToolCall
+from schemas.rich_output import TOOL_NAME, validate_rich_output
+from streams.files.csv_snapshot import DEFAULT_MAX_CSV_BYTES, snapshot_charts
+
+ACCEPTED_TEXT = "Rich output accepted."
+MAX_LISTED_ISSUES = 50
+
+
+@dataclass(frozen=True, slots=True)
+class RichOutputDecision:
+    """What to answer: `input` is the validated arguments unchanged, `output` the CSV snapshot."""
+
+    status: Literal["ok", "error"]
+    text: str
+    input: dict[str, Any] | None
+    output: dict[str, Any] | None
+    issues: list[Issue] = field(default_factory=list)
+
+
+def error_text(issues: list[Issue]) -> str:
+    """One line per issue naming the path and the rule, so the agent can fix its call."""
+    lines = [f"{i.path}: {i.code}: {i.message}" for i in issues[:MAX_LISTED_ISSUES]]
+    if len(issues) > MAX_LISTED_ISSUES:
+        lines.append(f"... and {len(issues) - MAX_LISTED_ISSUES} more problems")
+    return "\n".join(lines)
+
+
+def _error(issues: list[Issue]) -> RichOutputDecision:
+    return RichOutputDecision("error", error_text(issues), None, None, list(issues))
+
+
+def _workspace_dir(root: Path, name: str) -> tuple[Path | None, list[Issue]]:
+    """`root/name` when its real path lies inside the real root."""
+    try:
+        real_root = os.path.realpath(root, strict=True)
+        real = os.path.realpath(root / name, strict=True)
+    except (OSError, ValueError, RuntimeError) as exc:
+        return None, [Issue("workspace", "workspace_unavailable", f"cannot be opened: {exc}")]
+    if real == real_root or os.path.commonpath([real_root, real]) != real_root:
+        return None, [
+            Issue("workspace", "workspace_outside_root", "resolves outside the workspaces root")
+        ]
+    return Path(real), []
+
+
+def run_rich_output(
+    call: ToolCall, workspaces_root: Path, max_csv_bytes: int = DEFAULT_MAX_CSV_BYTES
+) -> RichOutputDecision:
+    """Check the tool name, the workspace and the arguments, then snapshot the CSV charts."""
+    if call.tool != TOOL_NAME:
+        return _error([Issue("tool", "unknown_tool", f"this gate only serves {TOOL_NAME}")])
+    issues = check_folder_name(call.workspace, "workspace")
+    args, arg_issues = validate_rich_output(call.arguments)
+    issues += arg_issues
+    if issues or args is None:
+        return _error(issues)
+    if not args.csv_charts():
+        return RichOutputDecision("ok", ACCEPTED_TEXT, call.arguments, None, [])
+    workspace, issues = _workspace_dir(workspaces_root, call.workspace)
+    if workspace is None:
+        return _error(issues)
+    snapshot, issues = snapshot_charts(args, workspace, max_csv_bytes)
+    if issues or snapshot is None:
+        return _error(issues)
+    return RichOutputDecision("ok", orjson.dumps(snapshot).decode(), call.arguments, snapshot, [])

@@ -1,0 +1,525 @@
+"""The Faust app: a thin Kafka shell around `streams.core.batch.TurnBatch`.
+
+Run it with `replygate worker` (or `faust -A streams.app worker`). Input topics are keyed by
+conversation, so a turn's state lives on its conversation's partition and one worker handles
+its reply, correction, cancel and deadline. One agent reads all inputs in batches; a batch's
+state is durable before its outputs are sent, and both before its input is acknowledged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import faust
+import orjson
+from faust.types import EventT, StreamT
+
+from streams.broker.options import aiokafka_options, faust_broker_options
+from streams.core.batch import BatchResult, TurnBatch, deadline_topic
+from streams.core.pipeline import Gate, Source
+from streams.core.state import TurnIndex
+from streams.ops import failpoints
+from streams.settings import EXACTLY_ONCE_REFUSED, ConfigError, Settings
+from streams.worker.metrics_hooks import WorkerMetrics
+from streams.worker.sender import Out, Sender, fail_stop
+from streams.worker.store import TurnStore
+
+log = logging.getLogger("replygate.worker")
+
+
+def start_shutdown_watchdog(seconds: float) -> threading.Timer:
+    """Exit the process if shutdown takes longer than `seconds`; committed work is safe."""
+
+    def expire() -> None:
+        log.error("shutdown took longer than %.0f s; exiting", seconds)
+        os._exit(1)
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+def _ignore(tp: Any) -> None:
+    del tp
+
+
+class GateApp(faust.App):
+    """A Faust app that makes sure replygate's own topics exist before it subscribes."""
+
+    replygate_settings: Settings
+    # input offsets the consumer skipped (never committed; the worker stops on them)
+    holes: list[str]
+    # (topic, partition) -> log start offset, for input partitions the group never committed
+    log_starts: dict[tuple[str, int], int]
+
+    def _new_consumer(self) -> Any:
+        """Faust's consumer, except that a hole in the offsets it hands on is never committed.
+
+        Faust records offsets missing between two fetched records as a "gap" it acknowledges
+        itself (meant for transaction markers). replygate's inputs have none, so a hole means
+        records were fetched and not handed on; committing past it would lose them. The hole
+        stays uncommitted, and the worker stops when it meets it (`Worker._check_offsets`).
+        """
+        consumer = super()._new_consumer()
+
+        async def keep_hole(tp: Any, offset_from: int, offset_to: int) -> None:
+            self.holes.append(f"{tp.topic}:{tp.partition} offsets {offset_from}..{offset_to - 1}")
+
+        consumer._add_gap = keep_hole  # type: ignore[attr-defined]  # Faust's private hook
+        # Faust also takes a partition out of the fetch set when a stream's buffer is nearly
+        # full and puts it back on a pressure-drop callback that its blocking path never
+        # registers: the partition then stays paused for good. The blocking put into the
+        # stream's queue is back-pressure enough, so partitions are never paused for it.
+        # Faust commits past a one-record hole at the head of what was acknowledged (its check
+        # is off by one); a commit must start exactly at the committed offset.
+        new_offset = consumer._new_offset  # type: ignore[attr-defined]
+
+        # A partition the group never committed starts at its log start, which the worker
+        # looks up on assignment (`Worker.learn_log_starts`); until then nothing of it is committed.
+        def contiguous_new_offset(tp: Any) -> int | None:
+            acked = consumer._acked[tp]  # type: ignore[attr-defined]
+            committed = consumer._committed_offset.get(tp)  # type: ignore[attr-defined]
+            start = committed if committed is not None else self.log_starts.get(tp[:2])
+            if acked and (start is None or min(acked) > start):
+                return None
+            result: int | None = new_offset(tp)
+            return result
+
+        consumer._new_offset = contiguous_new_offset  # type: ignore[attr-defined]
+        consumer.on_buffer_full = _ignore  # type: ignore[method-assign]
+        consumer.on_buffer_drop = _ignore  # type: ignore[method-assign]
+        return consumer
+
+    async def on_first_start(self) -> None:
+        from aiokafka.errors import KafkaConnectionError
+
+        from streams.broker.ready import KafkaNotReady
+        from streams.broker.topology import TopicsRefused, create_topics
+
+        settings = self.replygate_settings
+        security = settings.kafka_security
+        try:
+            created = await create_topics(settings)
+        except KafkaConnectionError as exc:
+            fail_stop(
+                f"cannot connect or authenticate to Kafka at {settings.kafka_bootstrap_servers} "
+                f"as {security.sasl_username!r} ({security.protocol} {security.sasl_mechanism}): "
+                f"{str(exc)[:300]}; check kafka_bootstrap_servers and kafka_security"
+            )
+        except (KafkaNotReady, TopicsRefused) as exc:
+            fail_stop(f"Kafka at {settings.kafka_bootstrap_servers}: {exc}")
+        if created:
+            log.info("created topics: %s", ", ".join(sorted(created)))
+        await super().on_first_start()
+
+
+def changelog_config(settings: Settings) -> dict[str, str]:
+    """The turn table's changelog: compacted, and nothing kept much past the state horizon.
+
+    Expired turns are tombstoned; compaction drops them and, after `delete.retention.ms`, their
+    tombstones, so a worker's time to ready does not grow with turns finished long ago.
+    """
+    horizon_ms = int(settings.state_keep.total_seconds() * 1000)
+    return {
+        "cleanup.policy": "compact,delete",
+        "retention.ms": str(2 * horizon_ms),
+        "segment.ms": str(max(1000, horizon_ms // 7)),
+        "min.cleanable.dirty.ratio": "0.1",
+        "delete.retention.ms": str(min(86_400_000, horizon_ms)),
+        "max.message.bytes": str(settings.max_output_bytes),
+    }
+
+
+def source_of(event: EventT[bytes]) -> Source:
+    message = event.message
+    stamp = datetime.fromtimestamp(message.timestamp, UTC) if message.timestamp else None
+    return Source(message.topic, message.partition, message.offset, stamp, message.key)
+
+
+# A deadline event not yet processed is sent again after this long (it may have been lost).
+DEADLINE_RESEND_SECONDS = 10.0
+# The bound on looking up where newly assigned, never-committed partitions start.
+LOG_START_SECONDS = 5.0
+
+
+class Worker:
+    """One batch at a time: judge, write the turns' state, send the outputs, then acknowledge.
+
+    Faust's `take_events` acknowledges a batch's events only when this returns, so nothing is
+    committed before every state write and output it caused is acknowledged by the broker. A
+    send that keeps failing stops the process instead (`streams.worker.sender.fail_stop`).
+    """
+
+    def __init__(self, app: GateApp, settings: Settings, table: Any) -> None:
+        self.app = app
+        self.settings = settings
+        self.gate = Gate(settings)
+        self.metrics = WorkerMetrics(settings, self.gate)
+        self.store = TurnStore(table)
+        self.changelog = table.changelog_topic.get_topic_name()
+        self.index = TurnIndex(settings.state_keep)
+        self.index_fresh = False
+        self.batch = TurnBatch(self.gate, self.store.get, self.index)
+        self.sender = Sender(self._send, settings.send_timeout_seconds)
+        self.declared: set[str] = set()
+        self.last_offsets: dict[tuple[str, int], int] = {}
+        self.offsets_client: Any = None
+        self.admin_client: Any = None
+        # input partition -> (the group's committed offset, when it was first seen so)
+        self.commit_seen: dict[tuple[str, int], tuple[int, float]] = {}
+        # input partition -> when its offset last moved on (or it was assigned)
+        self.progress_at: dict[tuple[str, int], float] = {}
+        # turn key -> monotonic time before which its deadline event is not sent again
+        self.deadline_sent: dict[bytes, float] = {}
+
+    async def _send(self, *args: Any) -> Any:
+        return await self.app.producer.send(*args)
+
+    async def _acked(self, record: Out) -> Any:
+        return await (
+            await self._send(record.topic, record.key, record.value, record.partition, None, None)
+        )
+
+    def refresh_index(self) -> None:
+        """After a rebalance, find the pending turns and expiry order in the recovered store."""
+        if not self.index_fresh:
+            self.index.rebuild(self.store.items())
+            self.index_fresh = True
+
+    async def handle(self, events: Sequence[EventT[bytes]]) -> None:
+        started = time.perf_counter()
+        self.refresh_index()
+        records = [(source_of(event), event.value) for event in events]
+        self._check_offsets(records)
+        result = self.batch.run(records, datetime.now(UTC))
+        if result.replayed:  # said before any kill point, so a crash test sees every replay
+            log.warning(
+                "replayed %d input records that found their own state write", result.replayed
+            )
+        failpoints.hit("before_state_write")
+        await self._write_state(result)
+        failpoints.hit("after_state_write")
+        if any(j.step.expired for j in result.judged):
+            failpoints.hit("deadline_state_written")
+        if any(j.step.pending is not None for j in result.judged):
+            failpoints.hit("pending_state_written")
+        if any(j.step.stream is not None for j in result.judged):
+            failpoints.hit("chunk_state_written")
+        await self._send_outputs(result)
+        failpoints.hit("after_outputs")
+        self._count(result, time.perf_counter() - started)
+
+    def _check_offsets(self, records: Sequence[tuple[Source, bytes]]) -> None:
+        """Stop, before acknowledging anything, when the consumer skipped input records.
+
+        Within one assignment a partition's offsets follow one another (the inputs have no
+        transaction markers). A hole means Faust fetched records and did not hand them on; it
+        is never committed (`GateApp._new_consumer`), so the restart reads them again. A hole
+        before the first record of an assignment holds the commit back, and `check_progress`
+        restarts the worker when the commit stays behind.
+        """
+        if self.app.holes:
+            fail_stop(f"the consumer skipped {self.app.holes[0]}; a restart reads them again")
+        last = self.last_offsets
+        for source, _raw in records:
+            key = (source.topic, source.partition)
+            before = last.get(key)
+            if before is not None and source.offset > before + 1:
+                fail_stop(
+                    f"the consumer skipped offsets {before + 1}..{source.offset - 1} of "
+                    f"{source.topic}:{source.partition}; a restart reads them again"
+                )
+            if before is None or source.offset > before:
+                last[key] = source.offset
+                self.progress_at[key] = time.monotonic()
+
+    async def check_progress(self) -> None:
+        """Stop when an owned input partition has records waiting and none came for a while.
+
+        Faust has been seen to leave a partition unfetched after a restart (no error, a worker
+        that reads its other partitions); a restart reads it again from the committed offset.
+        """
+        app = self.app
+        recovery = app.tables.recovery  # type: ignore[attr-defined]  # untyped in Faust
+        if app.rebalancing or not recovery.completed.is_set():
+            return
+        from aiokafka import TopicPartition
+
+        now = time.monotonic()
+        inputs = set(self.batch.handlers)
+        owned = [TopicPartition(tp.topic, tp.partition) for tp in app.consumer.assignment()]
+        owned = [tp for tp in owned if tp.topic in inputs]
+        for tp in owned:
+            self.progress_at.setdefault((tp.topic, tp.partition), now)
+        if not owned:
+            return
+        ends = await (await self._offsets()).end_offsets(owned)
+        committed = await self.learn_log_starts(owned)
+        stall = self.settings.stall_seconds
+        for tp, end in ends.items():
+            key = (tp.topic, tp.partition)
+            mark = committed.get(tp, app.log_starts.get(key, 0))
+            if self.commit_seen.get(key, (None, 0.0))[0] != mark:
+                self.commit_seen[key] = (mark, now)
+            read = self.last_offsets.get(key, -1) + 1
+            if end > max(read, mark) and now - self.progress_at[key] > stall:
+                fail_stop(
+                    f"no record of {tp.topic}:{tp.partition} for {stall:.0f} s while "
+                    f"{end - max(read, mark)} wait; a restart reads them again"
+                )
+            if read > mark and now - self.commit_seen[key][1] > stall:
+                fail_stop(
+                    f"the commit of {tp.topic}:{tp.partition} stayed at {mark} for "
+                    f"{stall:.0f} s while {read} were read: a hole; a restart reads it"
+                )
+
+    async def learn_assigned_log_starts(self, assigned: Iterable[Any]) -> None:
+        """`learn_log_starts` for newly assigned input partitions, bounded: the rebalance
+        waits for it, and a stop must not hang on it. If it fails, those partitions commit
+        nothing until the watchdog's own look-up answers."""
+        from aiokafka import TopicPartition
+
+        inputs = set(self.batch.handlers)
+        tps = [TopicPartition(tp.topic, tp.partition) for tp in assigned if tp.topic in inputs]
+        try:
+            await asyncio.wait_for(self.learn_log_starts(tps), LOG_START_SECONDS)
+        except Exception as exc:
+            log.warning("log start offsets not known yet (%s)", type(exc).__name__)
+
+    async def learn_log_starts(self, tps: list[Any]) -> dict[Any, int]:
+        """Look up where never-committed partitions start, so their first commit may go out
+        (`GateApp._new_consumer`); returns the committed offsets of the others."""
+        committed = await self._committed(tps)
+        never = [tp for tp in tps if tp not in committed]
+        if never:
+            starts = await (await self._offsets()).beginning_offsets(never)
+            self.app.log_starts.update({(tp.topic, tp.partition): n for tp, n in starts.items()})
+        return committed
+
+    async def _committed(self, tps: list[Any]) -> dict[Any, int]:
+        """The group's committed offsets, as the broker has them."""
+        from aiokafka.admin import AIOKafkaAdminClient
+
+        if self.admin_client is None:
+            client = AIOKafkaAdminClient(**aiokafka_options(self.settings))
+            await client.start()
+            self.admin_client = client
+        offsets = await self.admin_client.list_consumer_group_offsets(
+            self.settings.app_id, partitions=tps
+        )
+        return {tp: meta.offset for tp, meta in offsets.items() if meta.offset >= 0}
+
+    async def _offsets(self) -> Any:
+        """A plain client for log start and end offsets: Faust's own consumer answers through
+        its fetch thread, a second per question."""
+        from aiokafka import AIOKafkaConsumer
+
+        if self.offsets_client is None:
+            client = AIOKafkaConsumer(**aiokafka_options(self.settings))
+            await client.start()
+            self.offsets_client = client
+        return self.offsets_client
+
+    async def _write_state(self, result: BatchResult) -> None:
+        writes = result.writes
+        if not writes:
+            return
+        records = [Out(self.changelog, w.key, w.value, w.partition) for w in writes]
+        offsets = await self.sender.send_all(records)
+        self.store.apply(writes, offsets)
+        for write in writes:
+            self.index.note(write.partition, write.key, write.state)
+
+    async def _send_outputs(self, result: BatchResult) -> None:
+        records = [
+            Out(d.topic, d.key, orjson.dumps(d.output))
+            for d in result.outputs
+            if d.output is not None and d.topic is not None
+        ]
+        for topic in {r.topic for r in records} - self.declared:
+            await self._declare(topic)
+        if failpoints.armed("mid_outputs") and len(records) > 1:
+            half = len(records) // 2
+            await self.sender.send_all(records[:half])
+            failpoints.hit("mid_outputs")
+            records = records[half:]
+        await self.sender.send_all(records)
+
+    async def _declare(self, name: str) -> None:
+        """An output topic (a new platform's, say) exists with our partitions and size limit."""
+        config = {"max.message.bytes": str(self.settings.max_output_bytes)}
+        await self.app.topic(name, partitions=self.settings.partitions, config=config).declare()
+        self.declared.add(name)
+
+    def _count(self, result: BatchResult, seconds: float) -> None:
+        metrics = self.metrics
+        toolcalls = self.settings.topic("toolcalls_raw")
+        for judged in result.judged:
+            metrics.latency(judged.topic, seconds)
+            if judged.topic == toolcalls and judged.decision is not None:
+                metrics.tool(judged.decision)
+            else:
+                metrics.step(judged.step, judged.topic, judged.decision)
+            if judged.decision is not None:
+                metrics.processed(judged.topic, judged.decision)
+        for decision in result.outputs:
+            metrics.sent(decision)
+        metrics.metrics.replayed(result.replayed)
+        metrics.metrics.turns_expired(result.expired)
+
+    async def scan_deadlines(self) -> None:
+        """Expired pending turns become deadline events on their own partition.
+
+        Only partitions this worker owns now: after a rebalance the new owner scans them. The
+        events are idempotent triggers; one not processed yet is sent again after a while.
+        """
+        app = self.app
+        recovery = app.tables.recovery  # type: ignore[attr-defined]  # untyped in Faust
+        if app.rebalancing or not recovery.completed.is_set():
+            return
+        self.refresh_index()
+        topic = deadline_topic(self.settings)
+        owned = {tp.partition for tp in app.assignor.assigned_actives() if tp.topic == topic}
+        now, clock = datetime.now(UTC), time.monotonic()
+        due: list[Out] = []
+        count = 0
+        for key, (partition, pending) in list(self.index.pending.items()):
+            if partition not in owned:
+                continue
+            count += 1
+            resend_at = self.deadline_sent.get(key, 0.0)
+            if datetime.fromisoformat(pending.deadline) <= now and clock >= resend_at:
+                event = orjson.dumps({"turn_id": key.decode()})
+                due.append(Out(topic, pending.conversation_id.encode(), event, partition))
+                self.deadline_sent[key] = clock + DEADLINE_RESEND_SECONDS
+        self.metrics.pending(count)
+        for key in [k for k in self.deadline_sent if k not in self.index.pending]:
+            del self.deadline_sent[key]
+        for outcome in await asyncio.gather(*map(self._acked, due), return_exceptions=True):
+            if isinstance(outcome, BaseException):  # sent again after DEADLINE_RESEND_SECONDS
+                log.warning("deadline event not sent (%s)", type(outcome).__name__)
+
+
+def app_options(settings: Settings) -> dict[str, Any]:
+    """faust.App options of the worker; the benchmark's bare Faust copy agent uses the same ones,
+    so the two differ only in what their agents do."""
+    return dict(
+        store=settings.store,
+        processing_guarantee="at_least_once",
+        topic_partitions=settings.partitions,
+        topic_replication_factor=settings.replication_factor,
+        datadir=str(settings.data_dir),
+        key_serializer="raw",
+        value_serializer="raw",
+        web_enabled=False,
+        consumer_auto_offset_reset="earliest",
+        # A killed worker's partitions move after this, not Faust's default minute.
+        broker_session_timeout=settings.session_timeout_seconds,
+        broker_heartbeat_interval=settings.session_timeout_seconds / 3,
+        broker_commit_every=1000,
+        broker_commit_interval=0.5,
+        producer_max_request_size=settings.max_output_bytes,
+        producer_linger=settings.producer_linger_ms / 1000.0,
+        producer_max_batch_size=settings.producer_max_batch_bytes,
+        # Wait for in-flight batches on revoke, so their acknowledgements can be committed.
+        stream_wait_empty=True,
+        table_standby_replicas=0,
+        worker_redirect_stdouts=False,
+        **faust_broker_options(settings),
+    )
+
+
+def create_app(settings: Settings) -> GateApp:
+    """Build the app, its topics, table, agent and timers from one settings object."""
+    if settings.processing_guarantee == "exactly_once":
+        raise ConfigError(EXACTLY_ONCE_REFUSED)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    app = GateApp(settings.app_id, **app_options(settings))
+    app.replygate_settings = settings
+    app.holes = []
+    app.log_starts = {}
+    n = settings.partitions
+    inputs = app.topic(
+        settings.topic("replies_raw"),
+        settings.topic("turns_control"),
+        settings.topic("toolcalls_raw"),
+        deadline_topic(settings),
+        partitions=n,
+    )
+    # Keys and values are bytes (orjson values), so they read back the same after recovery.
+    table = app.Table(
+        "turns",
+        default=None,
+        partitions=n,
+        key_type=bytes,
+        value_type=bytes,
+        extra_topic_configs=changelog_config(settings),
+    )
+    worker = Worker(app, settings, table)
+
+    @app.agent(inputs, name="replygate-gate")
+    async def gate(stream: StreamT[bytes]) -> None:
+        batches = stream.take_events(  # type: ignore[attr-defined]  # missing from StreamT
+            settings.batch_max_records, settings.batch_max_wait_seconds
+        )
+        async for events in batches:
+            try:
+                await worker.handle(events)
+            except BaseException as exc:
+                # Leaving this loop runs take_events' `finally`, which acknowledges the whole
+                # batch: an exception, or a cancel at shutdown, must not commit unsent work.
+                fail_stop(f"a batch did not finish ({type(exc).__name__}); a restart reads it")
+
+    @app.timer(interval=settings.deadline_scan_interval_seconds)
+    async def scan_deadlines() -> None:
+        await worker.scan_deadlines()
+
+    @app.on_partitions_assigned.connect
+    async def stale_index(sender: Any, /, *args: Any, **kwargs: Any) -> None:
+        del sender, kwargs
+        worker.index_fresh = False
+        worker.last_offsets.clear()
+        worker.progress_at.clear()
+        worker.commit_seen.clear()
+        await worker.learn_assigned_log_starts(args[0] if args else set())
+
+    @app.on_partitions_revoked.connect
+    async def revoked(sender: Any, /, *args: Any, **kwargs: Any) -> None:
+        del sender, args, kwargs
+        failpoints.hit("partitions_revoked")
+        worker.index_fresh = False
+
+    @app.timer(interval=5.0)
+    async def report_lag() -> None:
+        await worker.metrics.report_lag(app)
+        await worker.check_progress()
+
+    @app.on_before_shutdown.connect
+    def bound_shutdown(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
+        """A stopping worker that hangs (Faust can, on a stuck agent) is ended after a bound."""
+        del sender, args, signal, kwargs
+        start_shutdown_watchdog(settings.shutdown_timeout_seconds)
+        if worker.offsets_client is not None:
+            app.loop.create_task(worker.offsets_client.stop())
+        if worker.admin_client is not None:
+            app.loop.create_task(worker.admin_client.close())
+
+    @app.task
+    async def serve_metrics() -> None:
+        recovery = app.tables.recovery  # type: ignore[attr-defined]  # untyped in Faust's TableManagerT
+        worker.metrics.serve(ready=lambda: not app.rebalancing and recovery.completed.is_set())
+
+    if settings.corrector.enabled:
+        from streams.worker.corrector import register_corrector
+
+        register_corrector(app, settings)
+
+    return app

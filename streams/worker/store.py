@@ -1,0 +1,81 @@
+"""The turn table's local store, read and written by partition outside Faust's event context.
+
+Faust writes a table through `table[key] = value`, which needs the current event and sends the
+changelog record through a queue that a commit may not wait for. replygate sends the changelog
+record itself (awaited, `streams.worker.sender`) and then applies the acknowledged record to the
+local store through the store's own `apply_changelog_batch`, the very path recovery takes, so the
+local store and a store recovered from the changelog always agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from streams.core.batch import Write
+
+
+@dataclass(frozen=True, slots=True)
+class _Message:
+    """The part of a Faust message that `apply_changelog_batch` reads."""
+
+    tp: Any
+    partition: int
+    offset: int
+    key: bytes
+    value: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Event:
+    key: bytes
+    value: bytes | None
+    message: _Message
+
+
+def _event(write: Write, meta: Any) -> _Event:
+    value = write.value
+    message = _Message(meta.topic_partition, write.partition, meta.offset, write.key, value)
+    return _Event(write.key, value, message)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+class TurnStore:
+    """Raw bytes per turn key in the Faust table's store (memory or RocksDB)."""
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+
+    @property
+    def _rocksdb(self) -> bool:
+        return hasattr(self.table.data, "_db_for_partition")
+
+    def get(self, partition: int, key: bytes) -> bytes | None:
+        store = self.table.data
+        if self._rocksdb:
+            value: bytes | None = store._db_for_partition(partition).get(key)
+            return value
+        return store.data.get(key)  # type: ignore[no-any-return]
+
+    def apply(self, writes: Sequence[Write], offsets: Sequence[Any]) -> None:
+        """Apply acknowledged changelog records (`offsets`: their RecordMetadata, in order)."""
+        events = [_event(w, meta) for w, meta in zip(writes, offsets, strict=True)]
+        self.table.data.apply_changelog_batch(events, to_key=_same, to_value=_same)
+
+    def items(self) -> Iterator[tuple[int, bytes, bytes]]:
+        """Every stored turn as (partition, key, value), for rebuilding the index."""
+        store = self.table.data
+        if self._rocksdb:
+            for partition, db in list(store._dbs.items()):
+                for key, value in db.items():
+                    if key != store.offset_key and value is not None:
+                        yield partition, key, value
+            return
+        partitions = store._key_partition
+        for key, value in list(store.data.items()):
+            if value is not None:
+                yield partitions.get(key, 0), key, value

@@ -1,0 +1,177 @@
+"""A batch of input records against stored turn state, without Kafka (`streams.core.batch`).
+
+The worker's guarantees rest on these: one write per touched turn, a replay that re-derives
+the identical outputs, expiry by broker time, and no Kafka error ever judged here.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from streams.core.batch import BatchResult, TurnBatch, Write, deadline_topic
+from streams.core.pipeline import Gate, Source
+from streams.core.state import TurnIndex, TurnState
+from streams.settings import Settings
+from tests.support.samples import encode, raw_reply, tool_call
+
+T0 = datetime(2026, 11, 30, 12, 0, 5, tzinfo=UTC)
+HORIZON = timedelta(days=7)
+CLOCK_SKEW = timedelta(hours=1)
+
+
+class Harness:
+    """A TurnBatch over a dict store that applies each batch's writes, as the worker does."""
+
+    def __init__(self, tmp: Path, **settings: Any) -> None:
+        self.settings = Settings(workspaces_root=tmp, media_root=tmp, **settings)
+        self.gate = Gate(self.settings)
+        self.stored: dict[bytes, bytes] = {}
+        self.index = TurnIndex(self.settings.state_keep)
+        self.batch = TurnBatch(self.gate, lambda _p, key: self.stored.get(key), self.index)
+
+    def source(self, name: str, offset: int, at: datetime = T0, partition: int = 0) -> Source:
+        return Source(self.settings.topic(name), partition, offset, at, b"c-7")
+
+    def run(self, records: list[tuple[Source, Any]], apply: bool = True) -> BatchResult:
+        encoded = [(s, v if isinstance(v, bytes) else encode(v)) for s, v in records]
+        result = self.batch.run(encoded, T0)
+        if apply:
+            for write in result.writes:
+                self.apply(write)
+        return result
+
+    def apply(self, write: Write) -> None:
+        if write.value is None:
+            self.stored.pop(write.key, None)
+        else:
+            self.stored[write.key] = write.value
+        self.index.note(write.partition, write.key, write.state)
+
+    def state(self, turn_id: str = "t-42") -> TurnState | None:
+        raw = self.stored.get(turn_id.encode())
+        return TurnState.decode(raw) if raw else None
+
+
+@pytest.fixture
+def h(tmp_path: Path) -> Harness:
+    return Harness(tmp_path)
+
+
+def kinds(result: BatchResult) -> list[str]:
+    return [d.action for d in result.outputs]
+
+
+def test_a_turn_touched_twice_in_a_batch_is_written_once(h: Harness) -> None:
+    invalid = raw_reply(output={"text": "prose"})
+    cancel = {"turn_id": "t-42", "conversation_id": "c-7", "action": "cancel"}
+    result = h.run([(h.source("replies_raw", 1), invalid), (h.source("turns_control", 2), cancel)])
+    assert kinds(result) == ["request_correction"]
+    assert len(result.writes) == 1
+    state = h.state()
+    assert state is not None and (state.status, state.outcome) == ("finished", "cancelled")
+    assert state.source.endswith(":0:2") and state.before is not None
+    assert state.before.status == "pending"
+
+
+def test_a_replayed_batch_re_sends_the_identical_outputs(h: Harness) -> None:
+    records = [
+        (h.source("replies_raw", 1), raw_reply()),
+        (h.source("replies_raw", 2), raw_reply(turn_id="t-43", output={"text": "prose"})),
+    ]
+    first = h.run(records)
+    assert first.replayed == 0 and kinds(first) == ["deliver", "request_correction"]
+    replay = h.run(records)  # the crash fell after the state write, before the commit
+    assert replay.replayed == 2
+    assert [d.output for d in replay.outputs] == [d.output for d in first.outputs]
+    # a later repeat of the delivered turn is a duplicate, not a replay
+    repeat = h.run([(h.source("replies_raw", 3), raw_reply())])
+    assert repeat.outputs == [] and repeat.replayed == 0
+    assert [j.step.outcome for j in repeat.judged] == ["duplicate_dropped"]
+
+
+def test_a_correction_and_its_deadline_give_one_outcome(h: Harness) -> None:
+    h.run([(h.source("replies_raw", 1), raw_reply(output={"text": "prose"}))])
+    state = h.state()
+    assert state is not None and state.waiting is not None
+    deadline = {"turn_id": "t-42"}
+    # the deadline event of a turn whose deadline passed: the notice, once
+    late = T0 + timedelta(seconds=40)
+    noticed = h.run([(Source(deadline_topic(h.settings), 0, 7, late), orjson.dumps(deadline))])
+    assert [d.output["kind"] for d in noticed.outputs if d.output] == ["failure_notice"]
+    assert noticed.judged[0].step.expired
+    # the correction after it is a duplicate
+    correction = h.run([(h.source("replies_raw", 8, late), raw_reply(attempt=1))])
+    assert correction.outputs == []
+
+
+def test_finished_turns_expire_by_broker_time_with_a_tombstone(h: Harness) -> None:
+    h.run([(h.source("replies_raw", 1), raw_reply())])
+    assert h.state() is not None and h.index.pending == {}
+    just_before = T0 + HORIZON + CLOCK_SKEW - timedelta(seconds=1)
+    other = raw_reply(turn_id="t-99", produced_at="2026-12-07T12:00:00Z")
+    kept = h.run([(h.source("replies_raw", 2, just_before), other)])
+    assert kept.expired == 0 and h.state() is not None
+    after = T0 + HORIZON + CLOCK_SKEW
+    gone = h.run([(h.source("replies_raw", 3, after), raw_reply(turn_id="t-100"))], apply=False)
+    assert gone.expired == 1
+    assert [w.value for w in gone.writes if w.key == b"t-42"] == [None]
+
+
+def test_a_reply_older_than_the_horizon_is_a_dead_letter_not_a_second_delivery(
+    h: Harness,
+) -> None:
+    late = T0 + HORIZON + timedelta(seconds=1)
+    result = h.run([(h.source("replies_raw", 1, late), raw_reply())])
+    (letter,) = result.outputs
+    assert letter.output is not None and letter.output["reason"] == "turn_expired"
+    assert letter.topic == h.settings.topic("dlq") and result.writes == []
+
+
+def test_a_failure_in_the_gate_is_that_records_dead_letter(tmp_path: Path) -> None:
+    h = Harness(tmp_path, extra_contracts={"boom.v1": "tests.support.kafka:BOOM_CONTRACT"})
+    result = h.run(
+        [
+            (h.source("replies_raw", 1), raw_reply(contract="boom.v1")),
+            (h.source("replies_raw", 2), raw_reply(turn_id="t-2")),
+        ]
+    )
+    assert kinds(result) == ["dead_letter", "deliver"]
+    assert result.outputs[0].output is not None
+    assert result.outputs[0].output["reason"] == "processing_error"
+
+
+def test_tool_calls_write_no_state(h: Harness) -> None:
+    result = h.run([(h.source("toolcalls_raw", 1), tool_call())])
+    assert kinds(result) == ["tool_result"] and result.writes == []
+    assert [j.step.outcome for j in result.judged] == ["tool_ok"]
+
+
+def test_the_index_is_rebuilt_from_the_store(h: Harness) -> None:
+    h.run(
+        [
+            (h.source("replies_raw", 1), raw_reply(output={"text": "prose"})),
+            (h.source("replies_raw", 2), raw_reply(turn_id="t-2")),
+        ]
+    )
+    rebuilt = TurnIndex(HORIZON + CLOCK_SKEW)
+    rebuilt.rebuild((0, key, value) for key, value in h.stored.items())
+    assert set(rebuilt.pending) == {b"t-42"}
+    assert list(rebuilt.due(0, T0 + HORIZON + CLOCK_SKEW)) == [b"t-2"]
+
+
+def test_expiry_is_bounded_per_batch(h: Harness) -> None:
+    """A backlog of old turns goes over several batches, never as one huge write."""
+    from streams.core.batch import EXPIRE_PER_BATCH
+
+    many = EXPIRE_PER_BATCH + 5
+    h.run([(h.source("replies_raw", i), raw_reply(turn_id=f"t-{i}")) for i in range(many)])
+    later = T0 + HORIZON + CLOCK_SKEW
+    first = h.run([(h.source("replies_raw", many, later), raw_reply(turn_id="x-1"))])
+    second = h.run([(h.source("replies_raw", many + 1, later), raw_reply(turn_id="x-2"))])
+    assert (first.expired, second.expired) == (EXPIRE_PER_BATCH, 5)
+    assert not any(key.startswith(b"t-") for key in h.stored)  # every old turn is gone

@@ -1,0 +1,131 @@
+"""`replygate deliveries` on the real broker: each delivery once on stdout, across a SIGKILL.
+
+The reader runs as a subprocess, as an endpoint runs it. A failpoint (`REPLYGATE_FAILPOINT`)
+kills it at a chosen point; a test checks that it died there (SIGKILL, and its log line), then
+restarts it and reads what it hands on. The last test reads the worker's crash harness
+(`tests/support/crash_harness.py`) with the worker and the reader each killed at a chosen point.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.crash_harness import CrashRun, expected
+from tests.support.deliveries import Reader, delivery, invalid_delivery
+from tests.support.kafka import Deployment, produce
+
+pytestmark = [pytest.mark.kafka, pytest.mark.timeout(120)]
+
+GROUP = "endpoint-test"
+
+
+def one_partition() -> tuple[Deployment, str]:
+    """A deployment whose delivery topic has one partition (its order is the order written).
+
+    A killed reader holds its partition until its session times out: 6 s, the broker's least.
+    """
+    deployment = Deployment(partitions=1)
+    deployment.env.update(REPLYGATE_PLATFORMS='["im"]', REPLYGATE_SESSION_TIMEOUT_SECONDS="6")
+    deployment.create_topics()
+    return deployment, deployment.topic("delivery.im")
+
+
+def test_each_delivery_is_handed_on_once_and_a_new_group_keeps_its_place(tmp_path: Path) -> None:
+    """Repeats and invalid records written by hand; three runs of the reader in one group.
+
+    Without --from-beginning a new group starts at the newest delivery; its start is committed
+    before it reads, so what comes while it is stopped is read at its next start.
+    """
+    deployment, topic = one_partition()
+    asyncio.run(produce(topic, [("c-1", delivery("t-old"))]))
+    first = Reader(deployment, tmp_path, "first.log", GROUP, from_beginning=False)
+    first.wait_for_commit(topic)
+    assert first.end() == 0, first.stderr()
+    assert first.ids() == []  # what came before the group is not its business
+
+    ids = [f"t-{n}" for n in range(1, 6)]
+    records: list[tuple[str, Any]] = [
+        ("c-1", delivery("t-1")),
+        ("c-1", delivery("t-2")),
+        ("c-1", invalid_delivery("t-bad")),  # closed, but its message breaks the contract
+        ("c-1", b'{"delivery_id": "t-x", "not": "a delivery"'),  # written by hand: not JSON
+        ("c-1", delivery("t-2")),  # a repeat, as a worker's crash sends it
+        ("c-1", delivery("t-3")),
+        ("c-1", delivery("t-4")),
+        ("c-1", delivery("t-4")),
+        ("c-1", delivery("t-5")),
+    ]
+    asyncio.run(produce(topic, records))
+    second = Reader(deployment, tmp_path, "second.log", GROUP, from_beginning=False)
+    second.wait_for_lines(len(ids))
+    second.wait_for_commit(topic)
+    assert second.end() == 0, second.stderr()
+    assert second.lines == [delivery(i) for i in ids]  # each once, in order, as written
+    log = second.stderr()
+    assert "handed on 5, repeats dropped 2, invalid 2" in log, log
+    assert "not_json" in log and "invalid_uri" in log
+
+    # After a restart, a repeat that comes late (a gate replaying) is dropped by its id.
+    asyncio.run(produce(topic, [("c-1", delivery("t-1")), ("c-1", delivery("t-6"))]))
+    third = Reader(deployment, tmp_path, "third.log", GROUP, from_beginning=False)
+    third.wait_for_lines(1)
+    third.wait_for_commit(topic)
+    assert third.end() == 0, third.stderr()
+    assert third.ids() == ["t-6"]
+    assert "handed on 1, repeats dropped 1, invalid 0" in third.stderr()
+
+
+def test_a_kill_between_hand_off_and_record_repeats_that_one_delivery_once(
+    tmp_path: Path,
+) -> None:
+    """The documented window: the line is out, its id not yet committed in SQLite."""
+    deployment, topic = one_partition()
+    ids = ["t-1", "t-2", "t-3"]
+    asyncio.run(produce(topic, [("c-1", delivery(i)) for i in ids]))
+
+    first = Reader(
+        deployment, tmp_path, "first.log", GROUP, REPLYGATE_FAILPOINT="endpoint_handed_on@2"
+    )
+    assert first.end(sig=0) == -signal.SIGKILL, first.stderr()
+    assert "failpoint endpoint_handed_on: SIGKILL" in first.stderr()
+    second = Reader(deployment, tmp_path, "second.log", GROUP)
+    second.wait_for_lines(2)
+    second.wait_for_commit(topic)
+    assert second.end() == 0, second.stderr()
+    # t-2 again, identical, with its delivery id: never lost, repeated at most this once.
+    assert first.ids() == ["t-1", "t-2"] and second.ids() == ["t-2", "t-3"]
+    assert first.lines[1] == second.lines[0]
+
+
+@pytest.mark.timeout(300)
+def test_every_turn_reaches_stdout_once_across_a_worker_kill_and_a_reader_kill(
+    tmp_path: Path,
+) -> None:
+    """The worker's crash harness, read by `replygate deliveries`, each killed at a chosen point.
+
+    The worker dies after its outputs are acknowledged and before its input is (its successor
+    replays the batch: repeats on the delivery topic); the reader, reading meanwhile, dies after
+    its 40th id is recorded and before that batch's offsets are committed.
+    """
+    run = CrashRun(tmp_path, "after_outputs@2", total=120, corrections=False, deadline_seconds=6)
+    deployment, topic = run.deployment, run.deployment.topic("delivery.im")
+    deployment.create_topics()  # the reader subscribes before the gate writes
+    first = Reader(
+        deployment, tmp_path, "reader-1.log", GROUP, REPLYGATE_FAILPOINT="endpoint_recorded@40"
+    )
+    report = run.run()
+    assert report.sound, report.line()
+    assert first.end(sig=0) == -signal.SIGKILL, first.stderr()
+    assert "failpoint endpoint_recorded: SIGKILL" in first.stderr()
+    turns = sorted(f"t-{i}" for i in range(run.total) if expected(i, run.corrections))
+    second = Reader(deployment, tmp_path, "reader-2.log", GROUP)
+    second.wait_for_lines(len(turns) - len(first.lines))
+    second.wait_for_commit(topic)
+    assert second.end() == 0, second.stderr()
+    assert len(first.lines) == 40
+    assert sorted(first.ids() + second.ids()) == turns  # every turn, each exactly once

@@ -1,0 +1,158 @@
+"""Crashes, rebalances and broker outages: one outcome per turn, nothing lost, nothing leaked.
+
+Each test kills a worker with SIGKILL at one chosen point of a batch (`streams.ops.failpoints`),
+checks that it did die there, lets a clean worker finish the stream and reads every output
+topic: every turn has exactly one outcome of the right kind, no two different outcomes, no
+dead letter, no secret; where the kill fell after a durable write, replay must have happened.
+`make crash N=...` repeats random kills.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.support.crash_harness import CrashRun, turn_records, wait_killed
+from tests.support.kafka import REPO, Deployment, PrivateBroker, collect, produce
+from tests.support.samples import raw_reply
+
+pytestmark = pytest.mark.kafka
+
+PLATFORM_TOPIC = "delivery.im"
+
+
+# One worker dies at each point in turn, each while it recovers from the kill before; a slice
+# of turns per kill. Every point is a gap between two durable steps of a batch.
+KILLS = (
+    "before_state_write@2",  # nothing of the batch is durable
+    "after_state_write@2",  # state durable, no output sent yet
+    "mid_outputs@2",  # half the batch's outputs acknowledged
+    "after_outputs@2",  # all outputs acknowledged, input not committed
+    "pending_state_written@1",  # correction requests not yet sent
+)
+# Kills after which the next worker must find its own state writes again.
+REPLAYED = {"after_state_write", "mid_outputs", "after_outputs", "pending_state_written"}
+
+
+@pytest.mark.parametrize(
+    ("kills", "store"),
+    [
+        (KILLS, "memory://"),
+        (("after_state_write@2", "after_outputs@2"), "rocksdb://"),  # the RocksDB store too
+    ],
+)
+def test_a_kill_at_each_point_loses_nothing(
+    tmp_path: Path, kills: tuple[str, ...], store: str
+) -> None:
+    env = {"REPLYGATE_STORE": store}
+    run = CrashRun(tmp_path, ",".join(kills), total=100 * len(kills), env=env)
+    report = run.run()
+    assert report.sound, report.line() + run.deployment.log_tail()
+    assert report.corrected > 0, f"no correction got through: {report.line()}"
+    for k, point in enumerate(kills):
+        if point.split("@")[0] in REPLAYED:
+            assert run.replays_after(k) > 0, f"no replay after the kill at {point}: {report.line()}"
+
+
+def test_a_kill_while_a_deadline_fires_sends_one_notice(tmp_path: Path) -> None:
+    """The failure notice's state is durable when the worker dies; the next one re-sends it."""
+    run = CrashRun(tmp_path, "deadline_state_written@1", corrections=False, deadline_seconds=6)
+    report = run.run()
+    assert report.sound, report.line() + run.deployment.log_tail()
+    assert report.replayed > 0, report.line()
+
+
+def test_a_kill_during_a_rebalance_with_two_workers(tmp_path: Path) -> None:
+    """A second worker joins; the first dies while its partitions are being taken away."""
+    run = CrashRun(tmp_path, "partitions_revoked", total=1200)
+    d = run.deployment
+    d.create_topics()
+    first = d.start_worker(tmp_path, REPLYGATE_FAILPOINT="partitions_revoked", **run.base_env)
+    try:
+        asyncio.run(produce(d.topic("replies.raw"), turn_records(0, run.total)))
+        delivery = d.topic(PLATFORM_TOPIC)
+        asyncio.run(collect([delivery], lambda r: len(r) >= 150, timeout=120))
+        d.start_worker(tmp_path, **run.base_env)
+        assert wait_killed(first, 90), f"no rebalance reached the first worker\n{d.log_tail()}"
+        from tests.support.crash_harness import cancel_records, correction_records
+
+        asyncio.run(produce(d.topic("turns.control"), cancel_records(0, run.total)))
+        asyncio.run(produce(d.topic("replies.raw"), correction_records(0, run.total)))
+        report = run.finish()
+    finally:
+        d.stop_all()
+    assert report.sound, report.line() + d.log_tail()
+    print(f"rebalance kill: {report.line()}")
+
+
+def test_exactly_once_is_refused_at_start(tmp_path: Path) -> None:
+    """No option that half works: the worker says why and points to at_least_once."""
+    env = {**os.environ, "REPLYGATE_PROCESSING_GUARANTEE": "exactly_once"}
+    done = subprocess.run(
+        [sys.executable, "-m", "streams.cli", "worker"],
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "exactly_once is refused" in done.stderr and "at_least_once" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_broker_stopped_for_20_seconds_mid_stream(tmp_path: Path) -> None:
+    """Transport errors are retried, never dead letters; nothing is acknowledged unwritten."""
+    broker = PrivateBroker(tmp_path / "broker")
+    broker.up()
+    deployment = Deployment(partitions=2, bootstrap_servers=broker.bootstrap)
+    total = 2000
+    try:
+        deployment.create_topics()
+        deployment.start_worker(tmp_path)
+        delivery = deployment.topic(PLATFORM_TOPIC)
+        asyncio.run(produce(deployment.topic("replies.raw"), _valid(0, total), broker.bootstrap))
+        asyncio.run(
+            collect([delivery], lambda r: len(r) >= 200, timeout=90, servers=broker.bootstrap)
+        )
+        broker.down()
+        time.sleep(20)
+        broker.up()
+        more = _valid(total, total + 100)
+        asyncio.run(produce(deployment.topic("replies.raw"), more, broker.bootstrap))
+        records = asyncio.run(
+            collect(
+                [delivery, deployment.topic("replies.dlq")],
+                lambda r: len({orjson.loads(v)["delivery_id"] for _t, _k, v in r}) >= total + 100,
+                timeout=240,
+                settle=2,
+                servers=broker.bootstrap,
+            )
+        )
+        assert all(proc.poll() is None for proc in deployment.workers), deployment.log_tail()
+    finally:
+        deployment.stop_all()
+        broker.down(purge=True)
+    dead = [r for r in records if r[0].endswith("replies.dlq")]
+    assert not dead, f"transport errors reached the DLQ: {dead[:2]}"
+    seen: dict[str, set[bytes]] = defaultdict(set)
+    for _topic, _key, value in records:
+        seen[orjson.loads(value)["delivery_id"]].add(value)
+    assert set(seen) == {f"v-{i}" for i in range(total + 100)}, deployment.log_tail()
+    assert all(len(values) == 1 for values in seen.values()), "two different outcomes"
+
+
+def _valid(start: int, stop: int) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (f"c-{i % 7}", raw_reply(turn_id=f"v-{i}", conversation_id=f"c-{i % 7}"))
+        for i in range(start, stop)
+    ]
