@@ -266,7 +266,7 @@ def test_fuzz_arbitrary_json(fuzz_gate: Gate, value: Any) -> None:
 def _valid_records(text: str) -> Iterator[dict[str, Any]]:
     """Valid records of every kind, with `text` (holding secrets) where a model writes."""
     yield reply(
-        {"text": im_text(text_segment(text), {"type": "markdown", "data": {"content": text}})}
+        {"text": im_text([text_segment(text), {"type": "markdown", "data": {"content": text}}])}
     )
     call = {"name": "json", "arguments": {"segments": [text_segment(text)]}}
     yield reply({"tool_calls": [call]})
@@ -274,7 +274,7 @@ def _valid_records(text: str) -> Iterator[dict[str, Any]]:
         {"text": f"```html\n<p>{text.replace('<', ' ').replace('&', ' ')}</p>\n```"},
         "assistant.html.v1",
     )
-    yield reply({"text": im_text(text_segment(text))}, attempt=1)
+    yield reply({"text": im_text([text_segment(text)])}, attempt=1)
     yield tool_call(
         {
             "version": 1,

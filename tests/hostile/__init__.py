@@ -19,6 +19,8 @@ from typing import Any
 
 import orjson
 
+from tests.support.samples import im_text
+
 MiB = 1024 * 1024
 HOLE = b'"@@HOLE@@"'
 MEMBER = "555000111"
@@ -66,16 +68,12 @@ def splice(record: Mapping[str, Any], raw_value: bytes) -> bytes:
     return data.replace(HOLE, raw_value)
 
 
-def im_text(*segments: dict[str, Any]) -> str:
-    return orjson.dumps({"segments": list(segments)}).decode()
-
-
 def text_segment(text: str) -> dict[str, Any]:
     return {"type": "text", "data": {"text": text}}
 
 
 def im_reply(*segments: dict[str, Any]) -> bytes:
-    return orjson.dumps(reply({"text": im_text(*segments)}))
+    return orjson.dumps(reply({"text": im_text(list(segments))}))
 
 
 def html_reply(payload: str) -> bytes:

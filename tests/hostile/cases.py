@@ -25,7 +25,6 @@ from tests.hostile import (
     deep_object,
     html_reply,
     im_reply,
-    im_text,
     media_segment,
     mp4_claiming_1gb,
     one_line,
@@ -36,6 +35,7 @@ from tests.hostile import (
     tool_call,
     wav_claiming_1gb,
 )
+from tests.support.samples import im_text
 
 
 def _message(out: dict[str, Any]) -> dict[str, Any]:
@@ -128,7 +128,7 @@ def depth_cases() -> list[Case]:
         Case(
             "envelope_array_100k_deep",
             lambda: splice(
-                reply({"text": im_text(text_segment("hi"))}, provider="@@HOLE@@"),
+                reply({"text": im_text([text_segment("hi")])}, provider="@@HOLE@@"),
                 deep_array(100_000),
             ),
             "dead_letter",

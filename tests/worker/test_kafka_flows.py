@@ -8,6 +8,7 @@ import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -52,6 +53,23 @@ def metric(port: int, name: str, **labels: str) -> float:
     return total
 
 
+@dataclass(frozen=True)
+class Flows:
+    """What the one worker run left: every output record, by topic, and where to ask for more."""
+
+    deployment: Deployment
+    records: list[tuple[str, bytes | None, bytes]]
+    topics: dict[str, list[dict[str, Any]]]
+    port: int
+
+    def on(self, name: str) -> list[dict[str, Any]]:
+        """The records on one of the run's topics (by its unprefixed name)."""
+        return self.topics.get(self.deployment.topic(name), [])
+
+    def deliveries(self, turn: str) -> list[dict[str, Any]]:
+        return [d for d in self.on("delivery.im") if d["turn_id"] == turn]
+
+
 def wait_for(predicate: Any, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -61,8 +79,33 @@ def wait_for(predicate: Any, timeout: float, what: str) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def first_wave() -> list[tuple[str, Any]]:
+    """One reply per flow: valid, empty, corrected, failed twice, expiring, cancelled, repeated,
+    leaking, malformed, an exploding contract; each `barrier-*` turn orders after its flow."""
+    leaking = im_text([{"type": "text", "data": {"text": f"here: {GITHUB_PAT}"}}])
+    return [
+        reply("valid", "c-valid"),
+        reply("empty", "c-empty", output={"text": im_text([])}),
+        reply("barrier-empty", "c-empty"),
+        invalid("fixed", "c-fixed"),
+        reply("fixed", "c-fixed", attempt=1, context=None),
+        invalid("twice", "c-twice"),
+        invalid("twice", "c-twice", attempt=1),
+        invalid("expired", "c-expired"),
+        invalid("cancelled", "c-cancelled"),
+        reply("repeated", "c-repeated"),
+        reply("repeated", "c-repeated"),
+        reply("repeated", "c-repeated", output={"text": im_text([])}),
+        reply("leaky", "c-leaky", output={"text": leaking}),
+        invalid("leaky-invalid", "c-leaky", attempt=0),
+        ("c-bad", b'{"turn_id": "broken", ' + GITHUB_PAT.encode()),
+        reply("exploding", "c-boom", contract="boom.v1"),
+        reply("barrier-boom", "c-boom"),
+    ]
+
+
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flows]:
     """One worker, every flow at once; later phases wait for what they depend on."""
     tmp = tmp_path_factory.mktemp("flows")
     (tmp / "ws" / "ws-3" / "reports").mkdir(parents=True)
@@ -79,30 +122,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     )
     port = worker.metrics_port  # type: ignore[attr-defined]
     t = deployment.topic
-    leaking = im_text([{"type": "text", "data": {"text": f"here: {GITHUB_PAT}"}}])
     try:
         asyncio.run(
             produce(
                 t("replies.raw"),
-                [
-                    reply("valid", "c-valid"),
-                    reply("empty", "c-empty", output={"text": im_text([])}),
-                    reply("barrier-empty", "c-empty"),
-                    invalid("fixed", "c-fixed"),
-                    reply("fixed", "c-fixed", attempt=1, context=None),
-                    invalid("twice", "c-twice"),
-                    invalid("twice", "c-twice", attempt=1),
-                    invalid("expired", "c-expired"),
-                    invalid("cancelled", "c-cancelled"),
-                    reply("repeated", "c-repeated"),
-                    reply("repeated", "c-repeated"),
-                    reply("repeated", "c-repeated", output={"text": im_text([])}),
-                    reply("leaky", "c-leaky", output={"text": leaking}),
-                    invalid("leaky-invalid", "c-leaky", attempt=0),
-                    ("c-bad", b'{"turn_id": "broken", ' + GITHUB_PAT.encode()),
-                    reply("exploding", "c-boom", contract="boom.v1"),
-                    reply("barrier-boom", "c-boom"),
-                ],
+                first_wave(),
             )
         )
         asyncio.run(
@@ -163,107 +187,92 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             } <= ids
 
         records = asyncio.run(collect([t(o) for o in OUTPUTS], done, timeout=120, settle=3))
-        yield {
-            "deployment": deployment,
-            "records": records,
-            "topics": by_topic(records),
-            "port": port,
-            "tmp": tmp,
-        }
+        yield Flows(deployment, records, by_topic(records), port)
     finally:
         deployment.stop_all()
         print(deployment.log_tail())
 
 
-def deliveries(run: dict[str, Any], turn: str) -> list[dict[str, Any]]:
-    topic = run["deployment"].topic("delivery.im")
-    return [d for d in run["topics"].get(topic, []) if d["turn_id"] == turn]
-
-
-def test_valid_reply_is_delivered_once(run: dict[str, Any]) -> None:
-    (delivery,) = deliveries(run, "valid")
+def test_valid_reply_is_delivered_once(run: Flows) -> None:
+    (delivery,) = run.deliveries("valid")
     assert delivery["kind"] == "reply" and delivery["corrected"] is False
     assert delivery["delivery_id"] == "valid"
 
 
-def test_no_reply_delivers_nothing(run: dict[str, Any]) -> None:
-    assert deliveries(run, "barrier-empty"), "the later turn of the conversation was delivered"
-    assert deliveries(run, "empty") == []
+def test_no_reply_delivers_nothing(run: Flows) -> None:
+    assert run.deliveries("barrier-empty"), "the later turn of the conversation was delivered"
+    assert run.deliveries("empty") == []
 
 
-def test_invalid_then_corrected(run: dict[str, Any]) -> None:
-    (delivery,) = deliveries(run, "fixed")
+def test_invalid_then_corrected(run: Flows) -> None:
+    (delivery,) = run.deliveries("fixed")
     assert delivery["kind"] == "reply" and delivery["corrected"] is True
 
 
-def test_invalid_twice_gets_the_failure_notice(run: dict[str, Any]) -> None:
-    (delivery,) = deliveries(run, "twice")
+def test_invalid_twice_gets_the_failure_notice(run: Flows) -> None:
+    (delivery,) = run.deliveries("twice")
     assert delivery["kind"] == "failure_notice"
     assert "prose" not in orjson.dumps(delivery).decode()
 
 
-def test_no_correction_before_the_deadline_gets_the_failure_notice(run: dict[str, Any]) -> None:
-    (delivery,) = deliveries(run, "expired")
+def test_no_correction_before_the_deadline_gets_the_failure_notice(run: Flows) -> None:
+    (delivery,) = run.deliveries("expired")
     assert delivery["kind"] == "failure_notice"
-    (request,) = [
-        r
-        for r in run["topics"][run["deployment"].topic("corrections.requests")]
-        if r["turn_id"] == "expired"
-    ]
+    (request,) = [r for r in run.on("corrections.requests") if r["turn_id"] == "expired"]
     assert delivery["delivered_at"] == request["deadline"]
 
 
-def test_cancelled_turn_gets_nothing_even_from_a_late_correction(run: dict[str, Any]) -> None:
-    assert deliveries(run, "barrier-cancelled")
-    assert deliveries(run, "cancelled") == []
+def test_cancelled_turn_gets_nothing_even_from_a_late_correction(run: Flows) -> None:
+    assert run.deliveries("barrier-cancelled")
+    assert run.deliveries("cancelled") == []
 
 
-def test_repeated_turn_is_delivered_once(run: dict[str, Any]) -> None:
-    assert len(deliveries(run, "repeated")) == 1
-    assert metric(run["port"], "replygate_outcomes_total", outcome="duplicate_dropped") >= 2
+def test_repeated_turn_is_delivered_once(run: Flows) -> None:
+    assert len(run.deliveries("repeated")) == 1
+    assert metric(run.port, "replygate_outcomes_total", outcome="duplicate_dropped") >= 2
 
 
-def test_csv_chart_result_carries_the_snapshot(run: dict[str, Any]) -> None:
-    results = run["topics"][run["deployment"].topic("toolresults.kandev")]
+def test_csv_chart_result_carries_the_snapshot(run: Flows) -> None:
+    results = run.on("toolresults.kandev")
     (result,) = [r for r in results if r["call_id"] == "csv-1"]
     assert result["status"] == "ok"
     snapshot = result["metadata"]["normalized"]["generic"]["output"]
     assert snapshot["resolved_charts"][0]["labels"] == ["Jan", "Feb", "Mar"]
 
 
-def test_malformed_record_goes_to_the_dlq_with_its_key(run: dict[str, Any]) -> None:
-    dlq = run["deployment"].topic("replies.dlq")
-    letters = [(k, orjson.loads(v)) for topic, k, v in run["records"] if topic == dlq]
+def test_malformed_record_goes_to_the_dlq_with_its_key(run: Flows) -> None:
+    dlq = run.deployment.topic("replies.dlq")
+    letters = [(k, orjson.loads(v)) for topic, k, v in run.records if topic == dlq]
     (key, letter) = next((k, x) for k, x in letters if "broken" in x["record"])
     assert key == b"c-bad"
     assert letter["reason"] == "not_json"
-    assert letter["source_topic"] == run["deployment"].topic("replies.raw")
+    assert letter["source_topic"] == run.deployment.topic("replies.raw")
 
 
 def test_a_record_that_fails_in_the_gate_is_a_dead_letter_and_the_worker_goes_on(
-    run: dict[str, Any],
+    run: Flows,
 ) -> None:
-    dlq = run["deployment"].topic("replies.dlq")
-    letters = [orjson.loads(v) for topic, _, v in run["records"] if topic == dlq]
+    dlq = run.deployment.topic("replies.dlq")
+    letters = [orjson.loads(v) for topic, _, v in run.records if topic == dlq]
     (letter,) = [x for x in letters if '"exploding"' in x["record"]]
     assert letter["reason"] == "processing_error" and "RuntimeError" in letter["detail"]
-    assert deliveries(run, "barrier-boom"), "the next record of the conversation was processed"
+    assert run.deliveries("barrier-boom"), "the next record of the conversation was processed"
 
 
-def test_secret_never_visible_on_any_output_topic(run: dict[str, Any]) -> None:
-    raw = b"".join(v for _, _, v in run["records"])
+def test_secret_never_visible_on_any_output_topic(run: Flows) -> None:
+    raw = b"".join(v for _, _, v in run.records)
     assert GITHUB_PAT.encode() not in raw
-    (delivery,) = deliveries(run, "leaky")
+    (delivery,) = run.deliveries("leaky")
     assert delivery["masked"] and "[REDACTED:" in orjson.dumps(delivery["message"]).decode()
 
 
 def test_kcat_reads_what_the_worker_wrote_and_writes_what_it_reads(
-    run: dict[str, Any],
+    run: Flows,
 ) -> None:
     """An independent client (librdkafka's kcat) on both sides of the worker."""
     kcat = shutil.which("kcat")
     assert kcat, "kcat is installed by scripts/install-tools.sh"
-    t = run["deployment"].topic
+    t = run.deployment.topic
     line = orjson.dumps(raw_reply(turn_id="via-kcat", conversation_id="c-kcat")).decode()
     subprocess.run(
         [kcat, "-b", bootstrap(), "-P", "-t", t("replies.raw"), "-K", "\t"],
@@ -288,13 +297,13 @@ def test_kcat_reads_what_the_worker_wrote_and_writes_what_it_reads(
     assert found is not None and found["delivery_id"] == "via-kcat"
 
 
-def test_consumer_lag_is_reported_per_input_partition(run: dict[str, Any]) -> None:
+def test_consumer_lag_is_reported_per_input_partition(run: Flows) -> None:
     from prometheus_client.parser import text_string_to_metric_families
 
-    topic = run["deployment"].topic("replies.raw")
+    topic = run.deployment.topic("replies.raw")
 
     def lag_samples() -> list[Any]:
-        body = urllib.request.urlopen(f"http://127.0.0.1:{run['port']}/metrics", timeout=5).read()
+        body = urllib.request.urlopen(f"http://127.0.0.1:{run.port}/metrics", timeout=5).read()
         return [
             s
             for family in text_string_to_metric_families(body.decode())
