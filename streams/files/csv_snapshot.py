@@ -31,13 +31,11 @@ Codes: `workspace_unavailable`, `csv_not_found`, `csv_symlink_loop`, `csv_outsid
 from __future__ import annotations
 
 import csv
-import errno
 import io
 import math
 import os
 import posixpath
 import re
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +45,7 @@ import orjson
 
 from schemas.errors import Issue, child_path, json_path
 from schemas.rich_output import CsvChartBlock, RichOutputArgs
-from streams.files.paths import within
+from streams.files.paths import FileRefused, read_regular, resolve_inside
 
 DEFAULT_MAX_CSV_BYTES = 256 * 1024
 MAX_SNAPSHOT_BYTES = 64 * 1024
@@ -56,12 +54,10 @@ MAX_LABEL_CHARS = 120
 MAX_COLUMNS = 16_384
 MAX_FIELD_CHARS = 131_072
 MAX_NUMBER_CHARS = 1000
-_CHUNK = 64 * 1024
 _BOM = b"\xef\xbb\xbf"
 _I64 = 2**63
 # The JSON number grammar; no nested or overlapping quantifiers, so no backtracking blow-up.
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
-_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
 
 Cell = int | float | None
 
@@ -112,64 +108,24 @@ def relative_key(repo: str | None, path: str) -> str:
     return posixpath.normpath(joined.replace("\\", "/"))
 
 
-def _real_file(workspace_real: str, rel: str) -> tuple[str, os.stat_result]:
-    candidate = os.path.join(workspace_real, rel)
-    try:
-        real = os.path.realpath(candidate, strict=True)
-    except FileNotFoundError:
-        raise CsvProblem("csv_not_found", "no such file in the workspace") from None
-    except RuntimeError:
-        raise CsvProblem("csv_symlink_loop", "the path runs into a symlink loop") from None
-    except (OSError, ValueError) as exc:
-        if getattr(exc, "errno", None) == errno.ELOOP:
-            raise CsvProblem("csv_symlink_loop", "the path runs into a symlink loop") from None
-        raise CsvProblem("csv_unreadable", f"the file cannot be resolved: {exc}") from None
-    if not within(workspace_real, real):
-        raise CsvProblem(
-            "csv_outside_workspace", "the real path (symlinks resolved) leaves the workspace"
-        )
-    try:
-        info = os.stat(real)
-    except OSError as exc:
-        raise CsvProblem("csv_unreadable", f"the file cannot be examined: {exc}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise CsvProblem("csv_not_regular_file", "is not a regular file")
-    return real, info
-
-
-def _read_bounded(fd: int, limit: int) -> bytes:
-    """At most `limit + 1` bytes, whatever the file claims its size is (/proc files claim 0)."""
-    parts: list[bytes] = []
-    total = 0
-    while total <= limit:
-        chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
-        if not chunk:
-            break
-        parts.append(chunk)
-        total += len(chunk)
-    return b"".join(parts)
+# The path rule's refusals as this stage's codes, and the message when the rule gives none.
+_CODES: dict[str, tuple[str, str]] = {
+    "not_found": ("csv_not_found", "no such file in the workspace"),
+    "loop": ("csv_symlink_loop", "the path runs into a symlink loop"),
+    "outside": ("csv_outside_workspace", "the real path (symlinks resolved) leaves the workspace"),
+    "unreadable": ("csv_unreadable", "the file cannot be read"),
+    "not_regular": ("csv_not_regular_file", "is not a regular file"),
+    "changed": ("csv_changed_during_read", "the file changed while it was opened"),
+}
 
 
 def read_csv_bytes(workspace_real: str, rel: str, max_bytes: int) -> bytes:
     """The file's bytes (at most `max_bytes + 1`), or CsvProblem; the one place that reads."""
-    real, info = _real_file(workspace_real, rel)
     try:
-        fd = os.open(real, _OPEN_FLAGS)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise CsvProblem("csv_changed_during_read", "the file became a symlink") from None
-        raise CsvProblem("csv_unreadable", f"the file cannot be opened: {exc.strerror}") from None
-    try:
-        opened = os.fstat(fd)
-        if not stat.S_ISREG(opened.st_mode):
-            raise CsvProblem("csv_not_regular_file", "is not a regular file")
-        if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
-            raise CsvProblem("csv_changed_during_read", "the file was replaced while opening it")
-        return _read_bounded(fd, max_bytes)
-    except OSError as exc:
-        raise CsvProblem("csv_unreadable", f"the file cannot be read: {exc.strerror}") from None
-    finally:
-        os.close(fd)
+        return read_regular(resolve_inside(workspace_real, rel, strict=True), max_bytes + 1)
+    except FileRefused as refused:
+        code, message = _CODES[refused.kind]
+        raise CsvProblem(code, refused.detail or message) from None
 
 
 # --------------------------------------------------------------------------- parsing

@@ -11,14 +11,13 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from schemas.errors import Notice, json_path
-from streams.files.paths import within
+from streams.files.paths import FileRefused, read_regular, resolve_inside
 
 if TYPE_CHECKING:
     from streams.settings import Settings
@@ -31,6 +30,8 @@ UNREADABLE: Final = "attachment_unreadable"
 OUTSIDE_ROOT: Final = "attachment_outside_root"
 WRONG_KIND: Final = "attachment_wrong_kind"
 OVERSIZED: Final = "attachment_oversized"
+# The path rule's refusals that media name apart; every other one is "unreadable".
+_REASONS: Final[Mapping[str, str]] = {"outside": OUTSIDE_ROOT, "oversized": OVERSIZED}
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,59 +151,19 @@ def decode_base64(value: str, limit: int) -> bytes:
 def resolve_media_path(value: str, media_root: Path) -> str:
     """The real path (symlinks resolved) of `value` under the media root, or why not."""
     try:
-        root = os.path.realpath(media_root)
-        real = os.path.realpath(os.path.join(root, value))
-    except (OSError, ValueError, RuntimeError):
+        return resolve_inside(os.path.realpath(media_root), value, strict=False)
+    except FileRefused as refused:
+        raise AttachmentError(_REASONS.get(refused.kind, UNREADABLE)) from None
+    except (OSError, ValueError):
         raise AttachmentError(UNREADABLE) from None
-    if not within(root, real):
-        raise AttachmentError(OUTSIDE_ROOT)
-    return real
 
 
 def read_media_head(real: str, limit: int) -> bytes:
-    """Check a resolved path is a regular file within the limit and read only its first bytes.
-
-    `os.stat` first, so a FIFO or device is refused without opening it; then open non-blocking
-    without following a (newly planted) symlink and check the open file again."""
+    """The first bytes of a resolved path, if it is a regular file no larger than `limit`."""
     try:
-        before = os.stat(real)
-    except (OSError, ValueError):
-        raise AttachmentError(UNREADABLE) from None
-    if not stat.S_ISREG(before.st_mode):
-        raise AttachmentError(UNREADABLE)
-    if before.st_size > limit:
-        raise AttachmentError(OVERSIZED)
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(real, flags)
-    except (OSError, ValueError):
-        raise AttachmentError(UNREADABLE) from None
-    try:
-        after = os.fstat(fd)
-        if not stat.S_ISREG(after.st_mode) or (after.st_dev, after.st_ino) != (
-            before.st_dev,
-            before.st_ino,
-        ):
-            raise AttachmentError(UNREADABLE)
-        if after.st_size > limit:
-            raise AttachmentError(OVERSIZED)
-        return _read_head(fd, SNIFF_BYTES)
-    except OSError:
-        raise AttachmentError(UNREADABLE) from None
-    finally:
-        os.close(fd)
-
-
-def _read_head(fd: int, size: int) -> bytes:
-    chunks: list[bytes] = []
-    remaining = size
-    while remaining > 0:
-        chunk = os.read(fd, remaining)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
+        return read_regular(real, SNIFF_BYTES, size_limit=limit)
+    except FileRefused as refused:
+        raise AttachmentError(_REASONS.get(refused.kind, UNREADABLE)) from None
 
 
 # --- the stage --------------------------------------------------------------------------------
