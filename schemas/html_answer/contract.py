@@ -1,0 +1,219 @@
+"""The `assistant.html.v1` contract object: the checks in order, and what it delivers.
+
+The fence (`transport`), forbidden characters, the linear pre-scan (`scan`), then lexbor
+(selectolax, fragment mode in a `body` context, scripting off) and the tree walk (`walk`).
+A `json` tool call is `wrong_transport`; text over `MAX_TEXT_CHARS` is `too_long`.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any, Final
+
+from selectolax.lexbor import LexborHTMLParser
+
+from schemas.contract import ContractResult, ReplyContract, ReplyInput
+from schemas.errors import Issue
+from schemas.html_answer.rules import BODY, MAX_TEXT_CHARS, NAME, RAG_KEY
+from schemas.html_answer.scan import EXPLICIT, line_col, scan_source
+from schemas.html_answer.state import Issues, Walk
+from schemas.html_answer.transport import split_fence
+from schemas.html_answer.walk import walk_tree
+from schemas.records import Context
+from schemas.uris import UriError, parse_uri
+
+_BAD_CHAR_RE = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _check_characters(payload: str, walk: Walk) -> bool:
+    """Flag control characters and lone surrogates; False if the payload cannot be parsed."""
+    match = _BAD_CHAR_RE.search(payload)
+    if match is None:
+        return True
+    char = match.group()
+    walk.issues.add(
+        BODY,
+        "invalid_character",
+        f"contains the control character U+{ord(char):04X} at "
+        f"{line_col(payload, match.start())} of the HTML; remove it",
+    )
+    return not ("\ud800" <= char <= "\udfff" or _has_surrogate(payload))
+
+
+def _has_surrogate(payload: str) -> bool:
+    try:
+        payload.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _check_scan(payload: str, walk: Walk) -> bool:
+    """Report what only the token stream shows; False if the parser must not run."""
+    scan = scan_source(payload)
+    for name, offset in scan.explicit.items():
+        where = line_col(payload, offset)
+        if name == "image":
+            message = f"<image> is written at {where}; it is not an allowed element (write <img>)"
+        else:
+            what = "<!DOCTYPE>" if name == "!doctype" else f"<{name}>"
+            message = (
+                f"{what} is written at {where}; send only the body content, without "
+                "document, head or body tags"
+            )
+        walk.issues.add(EXPLICIT.get(name, "!doctype"), "disallowed_element", message)
+    for offset, tag, attr in scan.duplicates:
+        walk.issues.add(
+            BODY,
+            "duplicate_attribute",
+            f"<{tag[:40]}> at {line_col(payload, offset)} has the attribute {attr[:60]!r} "
+            "twice; consumers disagree about which one counts: write it once",
+        )
+    if scan.too_complex is not None:
+        walk.issues.add(
+            BODY,
+            "too_complex",
+            f"{scan.too_complex} (at {line_col(payload, scan.too_complex_at)})",
+        )
+        return False
+    return True
+
+
+def _check_rag(items: tuple[str, ...], walk: Walk) -> list[str]:
+    used: list[str] = []
+    for index, item in enumerate(items):
+        parsed = parse_uri(item)
+        if isinstance(parsed, UriError):
+            walk.issues.add(
+                f"{RAG_KEY}[{index}]", "invalid_uri", f"{item[:200]!r} {parsed.message}"
+            )
+        else:
+            used.append(parsed.value)
+    return used
+
+
+class AssistantHtmlV1:
+    """The `assistant.html.v1` reply contract (docs/contracts.md section 2)."""
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    def validate(self, reply: ReplyInput, context: Context) -> ContractResult:
+        """Check transport, HTML and citations; report every issue (bounded), repair nothing."""
+        if reply.transport != "text":
+            return ContractResult(
+                issues=(
+                    Issue(
+                        "$",
+                        "wrong_transport",
+                        "this contract takes a text answer (a ```html fence), not a json tool call",
+                    ),
+                )
+            )
+        text = reply.text
+        if not isinstance(text, str):
+            return ContractResult(issues=(Issue("$", "not_fenced", "there is no answer text"),))
+        if len(text) > MAX_TEXT_CHARS:
+            return ContractResult(
+                issues=(Issue("$", "too_long", f"is longer than {MAX_TEXT_CHARS} characters"),)
+            )
+        fenced = split_fence(text)
+        if isinstance(fenced, Issue):
+            return ContractResult(issues=(fenced,))
+        walk = Walk(Issues(), context.fragments or {})
+        rag = _check_rag(fenced.rag_items, walk) if fenced.rag_items is not None else []
+        _check_payload(fenced.payload, walk)
+        issues = walk.issues.final()
+        if issues:
+            return ContractResult(issues=issues, reports=tuple(walk.reports))
+        message = {"html": fenced.payload, "citations": walk.citations, "rag_fragments_used": rag}
+        return ContractResult(message=message, reports=tuple(walk.reports))
+
+    def json_schema(self) -> dict[str, Any]:
+        """The delivered message: html, citations and rag_fragments_used, closed."""
+        uri_list = {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "uniqueItems": True,
+        }
+        return {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": "urn:replygate:contract:assistant.html.v1",
+            "title": NAME,
+            "type": "object",
+            "properties": {
+                "html": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "the fenced HTML payload, exactly as sent",
+                },
+                "citations": {**uri_list, "description": "canonical URIs cited, in order"},
+                "rag_fragments_used": {
+                    **uri_list,
+                    "description": "URIs of the optional trailing line",
+                },
+            },
+            "required": ["html", "citations", "rag_fragments_used"],
+            "additionalProperties": False,
+        }
+
+    def instructions(self) -> str:
+        """Format-only correction instructions: the fence, the closed HTML subset, citations."""
+        return _INSTRUCTIONS
+
+    def notice_message(self, text: str) -> dict[str, Any]:
+        """The host's failure notice as one escaped paragraph, in the delivered message shape."""
+        return {"html": f"<p>{html.escape(text)}</p>", "citations": [], "rag_fragments_used": []}
+
+
+def _check_payload(payload: str, walk: Walk) -> None:
+    if not payload.strip():
+        walk.issues.add(BODY, "empty_html", "the ```html fence holds no HTML")
+        return
+    if not _check_characters(payload, walk):
+        return
+    if not _check_scan(payload, walk):
+        return
+    tree = LexborHTMLParser(payload, is_fragment=True, fragment_tag="body", scripting=False)
+    walk_tree(tree.root, walk)
+
+
+ASSISTANT_HTML_V1: Final = AssistantHtmlV1()
+_: ReplyContract = ASSISTANT_HTML_V1
+
+_INSTRUCTIONS = """\
+Answer with exactly one Markdown code fence labelled html that holds the whole answer:
+```html
+<p>...</p>
+```
+Optionally, after the closing fence, add ONE line listing the fragments you used:
+optional_rag_fragment_used: doc://docid-1-c0;doc://docid-2
+Nothing else may appear outside the fence.
+
+Inside the fence write only these HTML elements (no <html>, <head>, <body>, doctype, comments,
+script, style, span or any other element):
+p br b strong i em u s sub sup code pre ul ol li h1 h2 h3 h4 h5 h6 table thead tbody tr th td
+a img div footer
+
+Attributes, exactly as listed (no other attribute, no other class):
+- <b> none, or class="info-source" id="URI;URI" (the sources it cites)
+- <a class="http-source" target="_blank" href="https://..."> (absolute http or https URL)
+- <img class="img-source" src="/document/<uuid>.<ext>" alt="description"> (ext png, jpg, jpeg,
+  gif, webp or svg)
+- <div class="blockquote" data-source="URI"> a quotation, optionally ending in <footer>;
+  or <div class="blockquote doc-embed" data-source="URI"></div>, which must be empty
+- <p> and <li>: optional id="text-8" (letters, digits, _ and -)
+- <footer> only inside <div class="blockquote">; every other element: no attributes
+
+Citation URIs (plain ASCII):
+- doc://docid-N, doc://docid-N-cM, doc://docid-N-cM-pK, optionally with ?id=ID,ID listing the
+  element IDs cited; when the fragment's element IDs are known, ?id= is required and may only
+  name those IDs. Never write a bare docid-... inside an attribute.
+- kg://ENTITY?name=NAME&alias=ALIAS and inno://... (name and alias optional; percent-encode
+  spaces and / ? # & = ;), skill://SkillName/INSTANCE, https://host/path
+
+Do not use Markdown anywhere in the text: no **bold**, __bold__, [text](url), ![alt](url),
+# headings or ``` fences; use the HTML elements above.
+"""

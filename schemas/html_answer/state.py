@@ -1,0 +1,97 @@
+"""The state of one validation: bounded issues, citations in order, reports."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from schemas.errors import Issue
+from schemas.html_answer.rules import MAX_ISSUES
+from schemas.uris import Uri
+
+
+class Issues:
+    """At most MAX_ISSUES distinct issues, in order; then one `too_many_errors`."""
+
+    def __init__(self) -> None:
+        self.items: list[Issue] = []
+        self._seen: set[Issue] = set()
+        self.overflow = False
+
+    @property
+    def full(self) -> bool:
+        return self.overflow
+
+    def add(self, path: str, code: str, message: str) -> None:
+        issue = Issue(path, code, message)
+        if issue in self._seen:
+            return
+        if len(self.items) >= MAX_ISSUES:
+            self.overflow = True
+            return
+        self._seen.add(issue)
+        self.items.append(issue)
+
+    def final(self) -> tuple[Issue, ...]:
+        if self.overflow:
+            return (
+                *self.items,
+                Issue(
+                    "$", "too_many_errors", f"more than {MAX_ISSUES} issues; fix these and resend"
+                ),
+            )
+        return tuple(self.items)
+
+
+@dataclass(slots=True)
+class Walk:
+    """State of one validation: issues, citations and reports, the fragments known."""
+
+    issues: Issues
+    fragments: Mapping[str, Sequence[str]]
+    citations: list[str] = field(default_factory=list)
+    cited: set[str] = field(default_factory=set)
+    reports: list[str] = field(default_factory=list)
+    reported: set[str] = field(default_factory=set)
+    elements: int = 0
+    stopped: bool = False
+    too_deep: bool = False
+
+    def cite(self, uri: Uri, path: str, *, check_ids: bool = True) -> None:
+        if uri.value not in self.cited:
+            self.cited.add(uri.value)
+            self.citations.append(uri.value)
+        if check_ids and uri.scheme == "doc" and uri.fragment is not None:
+            self._check_ids(uri, path)
+
+    def _check_ids(self, uri: Uri, path: str) -> None:
+        known = self.fragments.get(uri.fragment or "")
+        if not known:
+            return
+        if not uri.ids:
+            self.issues.add(
+                path,
+                "missing_element_ids",
+                f"{uri.value} cites a fragment whose element IDs are known; add "
+                f"?id= with the IDs you used (one of {_preview(known)})",
+            )
+            return
+        allowed = set(known)
+        for element_id in uri.ids:
+            if element_id not in allowed:
+                self.issues.add(
+                    path,
+                    "unknown_element_id",
+                    f"{uri.value}: element ID {element_id!r} is not in fragment "
+                    f"{uri.fragment} (known: {_preview(known)})",
+                )
+
+    def report(self, written: str) -> None:
+        if written not in self.reported:
+            self.reported.add(written)
+            self.reports.append(written)
+
+
+def _preview(values: Sequence[str]) -> str:
+    shown = ", ".join(values[:5])
+    return shown + (", ..." if len(values) > 5 else "")

@@ -1,0 +1,99 @@
+"""The transport of `assistant.html.v1`: the ```html fence and the optional trailing line.
+
+`output.text` is, after optional blank lines, an opening fence line of three or more
+backticks labelled exactly `html`, the payload, a closing fence line of at least as many
+backticks, then optional blank lines and at most ONE line
+`optional_rag_fragment_used: URI(;URI)*`. Leading/trailing spaces on those lines are fine;
+anything else outside the fence is `not_fenced` (an unclosed fence too). The payload is the
+text between the fence lines, byte for byte (line breaks inside kept, the one before the
+closing fence dropped). All of it is one linear pass over the lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from schemas.errors import Issue
+
+_OPEN_FENCE_RE = re.compile(r"[ \t]*(`{3,})([^\r\n]*)")
+_CLOSE_FENCE_RE = re.compile(r"[ \t]*(`{3,})[ \t]*")
+_RAG_LINE_RE = re.compile(r"[ \t]*optional_rag_fragment_used:([^\r\n]*)")
+_EOL_RE = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True, slots=True)
+class Fenced:
+    """The transport split: the payload exactly as sent, and the trailing line's raw items."""
+
+    payload: str
+    payload_offset: int
+    rag_items: tuple[str, ...] | None
+
+
+def _lines(text: str) -> Iterator[tuple[int, int, int]]:
+    """(start, end of content, start of next line) for every line; linear, no copies."""
+    pos = 0
+    size = len(text)
+    while pos < size:
+        match = _EOL_RE.search(text, pos)
+        if match is None:
+            yield pos, size, size
+            return
+        yield pos, match.start(), match.end()
+        pos = match.end()
+
+
+def split_fence(text: str) -> Fenced | Issue:
+    """Cut `output.text` into payload and optional trailing line; anything else is `not_fenced`."""
+    lines = _lines(text)
+    opening: re.Match[str] | None = None
+    for start, end, after in lines:
+        if not text[start:end].strip():
+            continue
+        opening = _OPEN_FENCE_RE.fullmatch(text, start, end)
+        if opening is None or opening.group(2).strip(" \t") != "html":
+            return Issue(
+                "$",
+                "not_fenced",
+                "the answer must start with a Markdown code fence "
+                "labelled html (```html); found other text before it",
+            )
+        payload_start = after
+        break
+    if opening is None:
+        return Issue("$", "not_fenced", "the answer is empty; send one ```html fenced block")
+    ticks = len(opening.group(1))
+    for start, end, _after in lines:
+        close = _CLOSE_FENCE_RE.fullmatch(text, start, end)
+        if close is not None and len(close.group(1)) >= ticks:
+            payload_end = start
+            # The line break before the closing fence belongs to the fence, not the payload.
+            if payload_end > payload_start:
+                payload_end -= 2 if text.startswith("\r\n", payload_end - 2) else 1
+            payload = text[payload_start : max(payload_start, payload_end)]
+            return _after_fence(text, lines, Fenced(payload, payload_start, None))
+    return Issue(
+        "$", "not_fenced", "the ```html fence is never closed; end it with a line holding only ```"
+    )
+
+
+def _after_fence(
+    text: str, lines: Iterator[tuple[int, int, int]], fenced: Fenced
+) -> Fenced | Issue:
+    rag: tuple[str, ...] | None = None
+    for start, end, _after in lines:
+        if not text[start:end].strip():
+            continue
+        match = _RAG_LINE_RE.fullmatch(text, start, end)
+        if match is None or rag is not None:
+            what = "a second optional_rag_fragment_used line" if match else "text"
+            return Issue(
+                "$",
+                "not_fenced",
+                f"found {what} after the closing fence; only one "
+                "optional_rag_fragment_used: URI(;URI)* line may follow it",
+            )
+        rag = tuple(item.strip() for item in match.group(1).split(";"))
+    return Fenced(fenced.payload, fenced.payload_offset, rag)
