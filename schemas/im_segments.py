@@ -7,7 +7,6 @@ issue bookkeeping are done here so that every path and code is precise and stabl
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Annotated, Any, Final, Literal
@@ -28,6 +27,7 @@ from schemas.contract import ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue, child_path, issues_from_validation_error, json_path
 from schemas.json_numbers import wide_integer
 from schemas.records import Context
+from schemas.uris import HTTP_URL_SCHEMA, is_http_url
 
 NAME: Final = "im.segments.v1"
 MAX_SEGMENTS: Final = 1_000
@@ -35,34 +35,6 @@ MAX_ISSUES: Final = 100
 
 MEDIA_TYPES: Final = ("image", "audio", "video", "file")
 MEDIA_KINDS: Final = ("url", "path", "base64", "file")
-
-# --- URLs -------------------------------------------------------------------------------------
-# One definition, used by the gate (Python `re`) and shown in the JSON Schema (ECMA-262): the two
-# engines agree on these patterns. Both are linear: the prefix is anchored and its character
-# classes cannot overlap at their boundaries (`@`, `:`, `/?#`), so backtracking is bounded.
-# Control characters, spaces and Unicode blanks are refused anywhere in a URL.
-URL_FORBIDDEN_CHARS: Final = (
-    "[\\u0000-\\u0020\\u007f-\\u00a0\\u1680\\u2000-\\u200f\\u2028-\\u202e\\u2060-\\u206f"
-    "\\u202f\\u205f\\u3000\\ufeff]"
-)
-# scheme http/https (any case) "://" [userinfo "@"] host (non-empty; or [IPv6]) [":" port]
-# followed by the end or a path/query/fragment. Backslashes are refused in the authority
-# (browsers read them as `/`, which would change the host).
-URL_PREFIX: Final = (
-    r"^[Hh][Tt][Tt][Pp][Ss]?://"
-    r"(?:[^/?#@\\\[\]]*@)?"
-    r"(?:\[[0-9A-Fa-f:.]+\]|[^/?#@:\\\[\]]+)"
-    r"(?::[0-9]*)?"
-    r"(?:[/?#]|$)"
-)
-_URL_FORBIDDEN = re.compile(URL_FORBIDDEN_CHARS)
-_URL_PREFIX = re.compile(URL_PREFIX)
-
-
-def is_http_url(value: str) -> bool:
-    """An absolute http(s) URL with a host, free of blanks and control characters."""
-    return _URL_FORBIDDEN.search(value) is None and _URL_PREFIX.match(value) is not None
-
 
 # --- data shapes ------------------------------------------------------------------------------
 _CLOSED = ConfigDict(strict=True, extra="forbid", frozen=True)
@@ -403,12 +375,6 @@ def _closed(properties: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-_HTTP_URL_SCHEMA: Final[dict[str, Any]] = {
-    "type": "string",
-    "description": "an absolute http:// or https:// URL with a host",
-    "pattern": URL_PREFIX,
-    "not": {"pattern": URL_FORBIDDEN_CHARS},
-}
 _MEDIA_SCHEMA: Final[dict[str, Any]] = {
     **_closed(
         {
@@ -450,7 +416,7 @@ def _schema() -> dict[str, Any]:
                 }
             }
         ),
-        "$defs": {"media": _MEDIA_SCHEMA, "http_url": _HTTP_URL_SCHEMA},
+        "$defs": {"media": _MEDIA_SCHEMA, "http_url": dict(HTTP_URL_SCHEMA)},
     }
 
 

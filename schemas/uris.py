@@ -12,8 +12,9 @@ Grammar (ASCII only; every regex is RE2, so matching is linear and cannot backtr
   stays the separator of `b id` source lists). Write anything else percent-encoded.
 - `skill://SkillName/INSTANCE`: SkillName `[A-Za-z0-9._-]+`; INSTANCE as an ENTITY above.
 - `http://HOST[:PORT][/path][?query][#fragment]` and `https://` the same: lower-case scheme,
-  a host (DNS name, IPv4 or `[IPv6]`), no user-info (credentials never belong in a
-  citation), path/query/fragment made of RFC 3986 characters and valid `%HH` escapes.
+  a host (DNS name, IPv4 or `[IPv6]`), no user-info (credentials never belong in a reply),
+  path/query/fragment made of RFC 3986 characters and valid `%HH` escapes. This is also the
+  rule for every other http(s) URL a reply or an operator gives (`is_http_url`).
 
 A bare `docid-...` (the prose shorthand) is `non_canonical_uri` where a URI is required;
 anything else that is not one of the forms above is `invalid_uri`. Non-ASCII characters
@@ -22,8 +23,9 @@ anything else that is not one of the forms above is `invalid_uri`. Non-ASCII cha
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any, Final
 
 import re2
 
@@ -36,19 +38,20 @@ _ELEMENT_ID = r"[A-Za-z0-9_-]+"
 _FRAGMENT = rf"docid-{_NUM}(?:-c{_NUM}(?:-p{_NUM})?)?"
 _IDS = rf"{_ELEMENT_ID}(?:,{_ELEMENT_ID})*"
 _SEGMENT = r"(?:[A-Za-z0-9\-._~!$'()*+,:@]|%[0-9A-Fa-f]{2})+"
-_HOST = (
-    r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
-    r"|\[[0-9A-Fa-f:.]+\])"
-)
-_URL_CHAR = r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})"
+# Host labels: letters and digits, inner hyphens; written so that no string can match two
+# ways, so a backtracking engine (a JSON Schema `pattern` elsewhere) also stays linear.
+_LABEL = r"[A-Za-z0-9]+(?:-+[A-Za-z0-9]+)*"
+_HOST = rf"(?:{_LABEL}(?:\.{_LABEL})*|\[[0-9A-Fa-f:.]+\])"
+_URL_CHAR = r"(?:[-A-Za-z0-9._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})"
+# The one http(s) URL rule (citations, media and share URLs, webhooks): RE2, Python `re` and
+# ECMA-262 read it alike. Path and query share their characters, so `[/?]` starts either.
+HTTP_URL = rf"https?://{_HOST}(?::[0-9]{{1,5}})?(?:[/?]{_URL_CHAR}*)?(?:#{_URL_CHAR}*)?"
 
 _DOC_RE = re2.compile(rf"doc://({_FRAGMENT})(?:\?id=({_IDS}))?")
 _BARE_DOC_RE = re2.compile(rf"{_FRAGMENT}(?:\?id={_IDS})?")
 _KG_RE = re2.compile(rf"(?:kg|inno)://{_SEGMENT}(?:\?name={_SEGMENT}(?:&alias={_SEGMENT})?)?")
 _SKILL_RE = re2.compile(rf"skill://[A-Za-z0-9._-]+/{_SEGMENT}")
-_HTTP_RE = re2.compile(
-    rf"https?://{_HOST}(?::[0-9]{{1,5}})?(?:/{_URL_CHAR}*)?(?:\?{_URL_CHAR}*)?(?:#{_URL_CHAR}*)?"
-)
+_HTTP_RE = re2.compile(HTTP_URL)
 _ELEMENT_ID_RE = re2.compile(_ELEMENT_ID)
 # Doc links written in prose: `docid-113-c0` or `doc://docid-113-c0?id=a`. Boundaries are
 # checked by hand (RE2 has no look-around): see `find_doc_links`.
@@ -178,9 +181,23 @@ def parse_uri(value: str) -> Uri | UriError:
 
 
 def is_http_url(value: str) -> bool:
-    """An absolute http(s) URL with a host, as `a href` requires."""
+    """The one http(s) URL rule: `a href`, im.segments media and share URLs, webhooks.
+
+    The citation grammar's, the stricter of the two rules there were: plain ASCII, lower-case
+    scheme, no user-info, RFC 3986 characters (tests/schemas/test_uris.py shows what changed)."""
     parsed = parse_uri(value)
     return isinstance(parsed, Uri) and parsed.scheme in ("http", "https")
+
+
+# `is_http_url` as a JSON Schema (draft 2020-12, ECMA-262 patterns). `$` may match before a
+# final line break in some engines; the `not` refuses every character outside printable ASCII.
+HTTP_URL_SCHEMA: Final[Mapping[str, Any]] = {
+    "type": "string",
+    "description": "an absolute http:// or https:// URL with a host (plain ASCII, no user-info)",
+    "maxLength": MAX_URI_LENGTH,
+    "pattern": f"^{HTTP_URL}$",
+    "not": {"pattern": "[^!-~]"},
+}
 
 
 def find_doc_links(text: str) -> Iterator[DocLink]:

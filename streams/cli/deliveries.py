@@ -52,7 +52,7 @@ def add_parser(commands: Any) -> None:
 
 def argument_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with the arguments, in one line; None when nothing is."""
-    from schemas.im_segments import is_http_url
+    from schemas.uris import is_http_url
 
     if not PLATFORM.match(args.platform):
         return (

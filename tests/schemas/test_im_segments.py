@@ -18,10 +18,10 @@ from schemas.im_segments import (
     MAX_ISSUES,
     MAX_SEGMENTS,
     SEGMENT_TYPES,
-    is_http_url,
     message_issues,
 )
 from schemas.records import Context
+from schemas.uris import is_http_url
 
 CTX = Context(sender_id="100", members=["200", "300"])
 
@@ -366,7 +366,7 @@ def test_dice_and_rps_take_an_empty_object(seg_type: str, data: dict[str, Any]) 
     ("kind", "value"),
     [
         ("url", "https://cdn.example/x"),
-        ("url", "HTTP://cdn.example"),
+        ("url", "http://cdn.example"),  # lower case: the one URL rule (test_uris.py)
         ("path", "x/y.bin"),
         ("path", "ftp://not-checked-here"),
         ("base64", "not checked here"),
@@ -417,16 +417,19 @@ BAD_URLS = [
     "http://[::1/",
     "http://x.example:80x/",
     "mailto:a@x.example",
+    # Refused since segments share the one URL rule of schemas.uris (see test_uris.py):
+    "HTTPS://X.EXAMPLE/a?b=c#d",
+    "https://user:pw@x.example/",
+    "https://zh.wikipedia.org/wiki/中文",
 ]
 GOOD_URLS = [
     "http://x.example",
     "https://x.example/",
-    "HTTPS://X.EXAMPLE/a?b=c#d",
+    "https://x.example/a?b=c#d",
     "https://x.example:8443/a",
     "http://[::1]:8080/",
     "http://127.0.0.1/x",
-    "https://user:pw@x.example/",
-    "https://zh.wikipedia.org/wiki/中文",
+    "https://zh.wikipedia.org/wiki/%E4%B8%AD%E6%96%87",
 ]
 
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
 from schemas.uris import (
+    HTTP_URL_SCHEMA,
     MAX_URI_LENGTH,
     Uri,
     UriError,
@@ -176,6 +180,118 @@ def test_is_http_url() -> None:
     assert is_http_url("https://example.com/x")
     assert not is_http_url("doc://docid-1")
     assert not is_http_url("example.com")
+
+
+# --- one URL rule ---------------------------------------------------------------------------
+# im.segments.v1 (media and share URLs) and `deliveries --webhook` had a looser rule of their
+# own until both took this one. The old rule, kept here as the reference it was:
+_OLD_FORBIDDEN = re.compile(
+    "[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200f\u2028-\u202e\u2060-\u206f"
+    "\u202f\u205f\u3000\ufeff]"
+)
+_OLD_PREFIX = re.compile(
+    r"^[Hh][Tt][Tt][Pp][Ss]?://(?:[^/?#@\\\[\]]*@)?(?:\[[0-9A-Fa-f:.]+\]|[^/?#@:\\\[\]]+)"
+    r"(?::[0-9]*)?(?:[/?#]|$)"
+)
+
+
+def _old_segments_rule(value: str) -> bool:
+    return _OLD_FORBIDDEN.search(value) is None and _OLD_PREFIX.match(value) is not None
+
+
+# Where the two rules differed: the segments rule passed these, the one rule refuses them.
+# Why the stricter answer is kept (docs/contracts.md: "absolute http(s) URLs with a host";
+# the citation grammar: plain ASCII, no user-info):
+ONLY_THE_OLD_SEGMENTS_RULE_PASSED = [
+    # credentials never belong in a reply, and `https://bank.example@evil.example` shows one
+    # host and opens another
+    "https://user:pw@x.example/",
+    "https://bank.example@evil.example/",
+    # non-ASCII: lookalike and invisible characters (write it percent-encoded)
+    "https://zh.wikipedia.org/wiki/中文",
+    "https://ex\u0430mple.com/",
+    # one spelling of the scheme, as in citations
+    "HTTPS://X.EXAMPLE/",
+    # the host must be a DNS name, IPv4 or [IPv6]; a port is 1-5 digits
+    "https://exa_mple.com/",
+    "https://-bad.example/",
+    "http://x.example:/",
+    "http://x.example:123456/",
+    # only RFC 3986 characters and valid %HH escapes (a consumer may read them differently)
+    "https://x.example/%zz",
+    'https://x.example/a"b',
+    "https://x.example/<b>",
+    "https://x.example/a|b{c}",
+    "https://x.example/a\\b",
+    # bounded like every citation URI
+    "https://x.example/" + "a" * MAX_URI_LENGTH,
+]
+
+
+@pytest.mark.parametrize("value", ONLY_THE_OLD_SEGMENTS_RULE_PASSED)
+def test_the_one_rule_keeps_the_stricter_answer(value: str) -> None:
+    assert _old_segments_rule(value)
+    assert not is_http_url(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["https://x.example/a?b=c#d", "http://[::1]:8080/", "https://x.example/wiki/%E4%B8%AD"],
+)
+def test_both_rules_pass_plain_urls(value: str) -> None:
+    assert _old_segments_rule(value)
+    assert is_http_url(value)
+
+
+_URL_PARTS = st.sampled_from(
+    [
+        "http",
+        "https",
+        "HTTP",
+        "://",
+        "x",
+        "example",
+        ".",
+        "-",
+        "_",
+        ":",
+        "8080",
+        "/",
+        "?",
+        "#",
+        "@",
+        "%41",
+        "%z",
+        "[::1]",
+        "[",
+        "]",
+        "a=b",
+        "&",
+        " ",
+        "\u00e9",
+        "\\",
+        "\n",
+        '"',
+    ]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_URL_PARTS, max_size=12).map("".join))
+def test_the_one_rule_passes_nothing_the_old_segments_rule_refused(value: str) -> None:
+    """Stricter, never looser: a URL segments refused before is still refused."""
+    if is_http_url(value):
+        assert _old_segments_rule(value)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_URL_PARTS, max_size=12).map("".join))
+def test_the_json_schema_says_what_the_gate_says(value: str) -> None:
+    """`HTTP_URL_SCHEMA` (shown to models and endpoints) agrees with `is_http_url`."""
+    assert _HTTP_URL_VALIDATOR.is_valid(value) == is_http_url(value)
+
+
+_HTTP_URL_VALIDATOR = Draft202012Validator(dict(HTTP_URL_SCHEMA))
 
 
 def test_prose_doc_links_found_canonicalized_and_bounded() -> None:
