@@ -121,6 +121,11 @@ _STRING_SHAPES: Final[Mapping[type[_Data], frozenset[str]]] = {
     if (names := _string_fields(model)) is not None
 }
 _MEDIA_KEYS: Final = frozenset(Media.model_fields)
+# Field names per model, read once: pydantic's `model_fields` on a class is a slow descriptor.
+_MODELS: Final[tuple[type[_Data], ...]] = (*DATA_MODELS.values(), Media)
+_FIELDS: Final[Mapping[type[_Data], tuple[str, ...]]] = {
+    model: tuple(model.model_fields) for model in _MODELS
+}
 
 
 def _plainly_valid(model: type[_Data], data: dict[Any, Any]) -> bool:
@@ -147,6 +152,28 @@ def _plainly_valid(model: type[_Data], data: dict[Any, Any]) -> bool:
 
 
 _SEGMENT_KEYS: Final = ("type", "data")
+_SEGMENT_KEY_SET: Final = frozenset(_SEGMENT_KEYS)
+
+
+def _plain_segment(segment: object, mentionable: frozenset[str]) -> bool:
+    """True when a segment is certainly valid (the common case), so no bookkeeping is needed;
+    anything else goes to `_segment_issues`, which names what is wrong."""
+    if type(segment) is not dict or segment.keys() != _SEGMENT_KEY_SET:
+        return False
+    seg_type, data = segment["type"], segment["data"]
+    if type(seg_type) is not str or type(data) is not dict:
+        return False
+    model = DATA_MODELS.get(seg_type)
+    if model is None or not _plainly_valid(model, data):
+        return False
+    if model is MediaData:
+        media = data["media"]
+        return media["kind"] != "url" or is_http_url(media["value"])
+    if model is ShareData:
+        return is_http_url(data["url"])
+    if model is MentionData:
+        return data["target"] in mentionable
+    return True
 
 
 # --- issue bookkeeping ------------------------------------------------------------------------
@@ -226,10 +253,10 @@ def _data_issues(
     model = DATA_MODELS[seg_type]
     media = data.get("media")
     if not _plainly_valid(model, data):
-        candidate = _bounded(data, model.model_fields)
+        candidate = _bounded(data, _FIELDS[model])
         media = candidate.get("media")
         if model is MediaData and isinstance(media, dict):
-            candidate = {**candidate, "media": _bounded(media, Media.model_fields)}
+            candidate = {**candidate, "media": _bounded(media, _FIELDS[Media])}
         try:
             model.model_validate(candidate)
         except ValidationError as exc:
@@ -319,10 +346,20 @@ def message_issues(message: object, mentionable: frozenset[str] = frozenset()) -
     if len(segments) > MAX_SEGMENTS:
         sink.add("segments", "too_long", f"has more than {MAX_SEGMENTS} segments")
     for index, segment in enumerate(segments[:MAX_SEGMENTS]):
+        if _plain_segment(segment, mentionable):
+            continue
         if sink.full:
             break
         _segment_issues(segment, index, mentionable, sink)
     return sink.result()
+
+
+def _has_mention(message: dict[str, Any]) -> bool:
+    """Whether any segment is a mention: only those read the mentionable IDs."""
+    segments = message.get("segments")
+    return isinstance(segments, list) and any(
+        type(s) is dict and s.get("type") == "mention" for s in segments
+    )
 
 
 # --- transport --------------------------------------------------------------------------------
@@ -440,7 +477,11 @@ class ImSegmentsContract:
         message, problem = parse_reply(reply)
         if problem is not None or message is None:
             return ContractResult(issues=(problem or _not_json("no reply"),))
-        mentionable = context.mentionable() if context is not None else frozenset()
+        mentionable = (
+            context.mentionable()
+            if context is not None and _has_mention(message)
+            else frozenset[str]()
+        )
         issues = message_issues(message, mentionable)
         if issues:
             return ContractResult(issues=tuple(issues))

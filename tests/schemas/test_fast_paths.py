@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from schemas import im_segments
+from schemas.contract import ReplyInput
 from schemas.html_answer import scan
 from schemas.html_answer.scan import _read_simple_tag, _read_tag, scan_source
+from schemas.im_segments import (
+    IM_SEGMENTS_V1,
+    SEGMENT_TYPES,
+    _plain_segment,
+    _segment_issues,
+    _Sink,
+    message_issues,
+)
+from schemas.records import Context
 
 # Tag-shaped text: names, blanks, `/`, `=`, both quotes, `>`, `<`, and non-ASCII letters whose
 # case the tokenizer must leave alone.
@@ -65,3 +78,76 @@ def test_scan_with_the_shortcut_equals_the_scan_without(html: str) -> None:
         patch.setattr(scan, "_read_simple_tag", lambda _src, _pos: None)
         slow = scan_source(html)
     assert fast == slow
+
+
+_URLS = st.sampled_from(["https://x.example/a", "HTTPS://x.example", "ftp://x", "", "u1"])
+_SCALARS = st.none() | st.booleans() | st.integers() | _URLS | st.text(max_size=4)
+_MEDIA = st.dictionaries(
+    st.sampled_from(["kind", "value", "x"]),
+    st.sampled_from(["url", "path", "base64", "file", "nope"]) | _SCALARS,
+)
+_DATA = st.dictionaries(
+    st.sampled_from(["text", "content", "target", "message_id", "url", "title", "id", "media"]),
+    _SCALARS | _MEDIA,
+    max_size=3,
+)
+_SEGMENT = (
+    st.dictionaries(
+        st.sampled_from(["type", "data", "x"]),
+        st.sampled_from([*SEGMENT_TYPES, "nope"]) | _DATA | _SCALARS,
+    )
+    | _SCALARS
+)
+_MENTIONABLE = frozenset({"u1", "u2"})
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_SEGMENT)
+def test_plain_segments_have_no_issues(segment: Any) -> None:
+    """The shortcut passes a segment only where the full checks find nothing."""
+    if _plain_segment(segment, _MENTIONABLE):
+        sink = _Sink()
+        _segment_issues(segment, 0, _MENTIONABLE, sink)
+        assert sink.items == []
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_SEGMENT, max_size=6))
+def test_message_issues_with_the_shortcut_equal_those_without(segments: list[Any]) -> None:
+    message = {"segments": segments}
+    fast = message_issues(message, _MENTIONABLE)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(im_segments, "_plain_segment", lambda _segment, _mentionable: False)
+        slow = message_issues(message, _MENTIONABLE)
+    assert fast == slow
+
+
+def test_common_segments_take_the_shortcut() -> None:
+    for segment in [
+        {"type": "text", "data": {"text": "hi"}},
+        {"type": "mention", "data": {"target": "u1"}},
+        {"type": "share", "data": {"url": "https://x.example/", "title": "t"}},
+        {"type": "image", "data": {"media": {"kind": "url", "value": "https://x.example/a"}}},
+        {"type": "file", "data": {"media": {"kind": "path", "value": "a.bin"}}},
+        {"type": "dice", "data": {}},
+    ]:
+        assert _plain_segment(segment, _MENTIONABLE)
+    assert not _plain_segment({"type": "mention", "data": {"target": "u9"}}, _MENTIONABLE)
+
+
+def test_mentionable_ids_are_read_only_when_a_segment_mentions() -> None:
+    """The contract asks the context for its IDs only for a reply with a mention segment."""
+    asked: list[bool] = []
+
+    class Counting(Context):
+        def mentionable(self) -> frozenset[str]:
+            asked.append(True)
+            return super().mentionable()
+
+    context = Counting(sender_id="u1")
+    text = '{"segments": [{"type": "text", "data": {"text": "hi"}}]}'
+    assert IM_SEGMENTS_V1.validate(ReplyInput(transport="text", text=text), context).valid
+    assert asked == []
+    text = '{"segments": [{"type": "mention", "data": {"target": "u1"}}]}'
+    assert IM_SEGMENTS_V1.validate(ReplyInput(transport="text", text=text), context).valid
+    assert asked == [True]
