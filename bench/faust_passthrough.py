@@ -11,24 +11,27 @@ from __future__ import annotations
 
 import faust
 
+from bench.kafka import PASSTHROUGH_OUTPUT
+from streams.broker.topology import Topic, Topology
 from streams.settings import Settings
 from streams.worker.app import app_options
 
 _settings = Settings()
 _settings.data_dir.mkdir(parents=True, exist_ok=True)
 _partitions = _settings.partitions
+_topology = Topology.of(_settings)
 app = faust.App(_settings.app_id, **app_options(_settings))
-_out = app.topic(_settings.topic_prefix + "passthrough.out", partitions=_partitions)
+_out = app.topic(_topology.own(PASSTHROUGH_OUTPUT), partitions=_partitions)
 
 
-def _agent(name: str) -> None:
-    source = app.topic(_settings.topic_prefix + name, partitions=_partitions)
+def _agent(topic: Topic) -> None:
+    source = app.topic(topic.name, partitions=_partitions)
 
-    @app.agent(source, name=f"copy-{name}")
+    @app.agent(source, name=f"copy-{_topology.plain_name(topic)}")
     async def copy(stream: faust.StreamT[bytes]) -> None:
         async for event in stream.events():
             await _out.send(key=event.key, value=event.value)
 
 
-for _name in ("replies.raw", "toolcalls.raw"):
-    _agent(_name)
+for _topic in (_topology.replies, _topology.toolcalls):
+    _agent(_topic)

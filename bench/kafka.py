@@ -23,9 +23,12 @@ from aiokafka.admin import AIOKafkaAdminClient
 from replygate_dev.demo import free_port
 
 from streams.broker.ready import caught_up, create_errors, group_offsets, retry, wait_for_leaders
+from streams.broker.topology import Topology
+
+# The copy agents' output, a topic of the deployment that replygate itself never uses.
+PASSTHROUGH_OUTPUT = "passthrough.out"
 
 REPO = Path(__file__).resolve().parent.parent
-OUTPUT_NAMES = ("corrections", "toolresults", "dlq")
 
 
 def bootstrap() -> str:
@@ -60,17 +63,25 @@ class Deployment:
             **changes,
         )
 
+    def topology(self) -> Topology:
+        return Topology.of(self.settings())
+
     def topic(self, logical: str) -> str:
-        name: str = self.settings().topic(logical)
-        return name
+        return self.topology().named(logical).name
 
     def input_topics(self) -> list[str]:
-        return [self.topic("replies_raw"), self.topic("toolcalls_raw")]
+        topology = self.topology()
+        return [topology.replies.name, topology.toolcalls.name]
 
     def output_topics(self) -> list[str]:
-        settings = self.settings()
-        names = [settings.topic(n) for n in OUTPUT_NAMES]
-        return names + [settings.delivery_topic(p) for p in settings.platforms]
+        return [t.name for t in self.topology().outputs()]
+
+    def passthrough_output(self) -> str:
+        """The bare copy agents' one output topic (bench.passthrough, bench.faust_passthrough)."""
+        return self.topology().own(PASSTHROUGH_OUTPUT)
+
+    def changelog(self) -> str:
+        return self.topology().changelog.name
 
     def create_topics(self) -> None:
         """What `replygate topics` does (input topics with LogAppendTime), before producing."""
@@ -115,7 +126,7 @@ class Deployment:
 
     def cleanup(self) -> None:
         """Delete this deployment's topics (its prefix and its app id's internal topics)."""
-        asyncio.run(delete_topics(self.servers, (self.prefix, self.app_id + "-")))
+        asyncio.run(delete_topics(self.servers, self.topology().namespaces()))
 
 
 @dataclass

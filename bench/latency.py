@@ -176,7 +176,7 @@ def _measure(
     try:
         dep.create_topics()
         if passthrough:
-            outputs = [dep.prefix + "passthrough.out"]
+            outputs = [dep.passthrough_output()]
             asyncio.run(create_topic(dep.servers, outputs[0], PARTITIONS))
             argv = ["-m", "bench.passthrough", dep.servers, dep.prefix + "pt", outputs[0]]
             total = len(warm) + int(rate * WARM_SECONDS) + rounds * per_round

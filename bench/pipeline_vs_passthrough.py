@@ -67,7 +67,7 @@ def worker_round(
         dep.create_topics()
         outputs = dep.output_topics()
         if app is not None:
-            outputs = [dep.prefix + "passthrough.out"]
+            outputs = [dep.passthrough_output()]
             asyncio.run(create_topic(dep.servers, outputs[0], PARTITIONS))
         _produce(dep, records)
         root = write_workspace(workdir / "workspaces")
@@ -97,7 +97,7 @@ def worker_round(
 
 def passthrough_round(records: list[BenchRecord]) -> RoundResult:
     dep = Deployment(partitions=PARTITIONS)
-    output = dep.prefix + "passthrough.out"
+    output = dep.passthrough_output()
     try:
         dep.create_topics()
         asyncio.run(create_topic(dep.servers, output, PARTITIONS))

@@ -81,7 +81,7 @@ async def _changelog_records(dep: Deployment) -> int:
     consumer = AIOKafkaConsumer(bootstrap_servers=dep.servers)
     await consumer.start()
     try:
-        topic = f"{dep.app_id}-turns-changelog"
+        topic = dep.changelog()
         parts = [TopicPartition(topic, p) for p in range(PARTITIONS)]
         ends = await consumer.end_offsets(parts)
         starts = await consumer.beginning_offsets(parts)

@@ -68,7 +68,7 @@ def run() -> None:
             finally:
                 first.stop()
             started = time.monotonic()
-            changelog = f"{dep.app_id}-turns-changelog"
+            changelog = dep.changelog()
             asyncio.run(_write_state(dep.servers, changelog, turns, dep.topic("replies_raw")))
             say(f"  changelog written in {time.monotonic() - started:.0f} s")
             port = free_port()

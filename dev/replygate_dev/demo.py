@@ -29,10 +29,9 @@ from typing import IO, Any, Final
 import orjson
 
 import streams
-
 from replygate_dev.scripted_llm import Canned, ScriptedLLM
 from streams.broker.ready import KafkaNotReady, caught_up, describe, group_offsets, retry
-from streams.broker.topology import TopicsRefused
+from streams.broker.topology import TopicsRefused, Topology
 from streams.settings import SchemaContractEntry, Settings
 
 SAMPLES_DIR: Final = Path(__file__).resolve().parent / "samples"
@@ -295,13 +294,11 @@ class Tracker:
     """Routes every record read from the gate's topics to the sample it belongs to."""
 
     def __init__(self, settings: Settings, samples: list[Sample]) -> None:
-        names = ("replies_raw", "corrections", "toolresults", "dlq")
-        self.logical = {settings.topic(n): n for n in names}
-        self.display = {n: getattr(settings.topics, n) for n in names}
-        for platform in settings.platforms:
-            self.logical[settings.delivery_topic(platform)] = f"delivery.{platform}"
-            self.display[f"delivery.{platform}"] = settings.topics.delivery_prefix + platform
-        self.replies_topic = settings.topic("replies_raw")
+        topology = Topology.of(settings)
+        watched = (topology.replies, *topology.outputs())
+        self.logical = {t.name: t.logical for t in watched}
+        self.display = {t.logical: topology.plain_name(t) for t in watched}
+        self.replies_topic = topology.replies.name
         self.samples = samples
         self.seen: dict[str, Seen] = {s.id: Seen() for s in samples}
         self.by_ref = {s.ref: s.id for s in samples if s.ref is not None}
@@ -545,6 +542,7 @@ class Demo:
         self.samples = samples
         self.root = root
         self.console = console
+        self.topology = Topology.of(self.settings)
         self.tracker = Tracker(self.settings, samples)
         self.figures = Figures()
         self.log_path = root / "worker.log"
@@ -611,8 +609,8 @@ class Demo:
         from aiokafka.structs import TopicPartition
 
         tps = [
-            TopicPartition(self.settings.topic(name), p)
-            for name in INPUT_TOPICS
+            TopicPartition(topic.name, p)
+            for topic in self.topology.inputs()
             for p in range(self.settings.partitions)
         ]
         ends = await retry(lambda: consumer.end_offsets(tps), "the input topics' end", seconds)
@@ -701,7 +699,7 @@ class Demo:
         self.worker = start_worker(env, self.root, self.log_handle)
         warmup = {"turn_id": f"warmup-{self.run}", "conversation_id": "warmup", "action": "cancel"}
         await producer.send_and_wait(
-            self.settings.topic("turns_control"), orjson.dumps(warmup), key=b"warmup"
+            self.topology.control.name, orjson.dumps(warmup), key=b"warmup"
         )
         await self.wait_processed(admin, consumer, WORKER_START_SECONDS)
         self.figures.startup_seconds = time.perf_counter() - started
@@ -710,7 +708,7 @@ class Demo:
     async def produce(self, producer: Any, sample: Sample, part: Part) -> None:
         for _ in range(part.times):
             meta = await producer.send_and_wait(
-                self.settings.topic(part.topic), part.value, key=part.key
+                self.topology.named(part.topic).name, part.value, key=part.key
             )
             self.tracker.produced(sample, part, meta.partition, meta.offset)
             self.produced += 1
@@ -750,7 +748,7 @@ class Demo:
     async def burst(self, producer: Any, admin: Any, consumer: Any, progress: Any) -> None:
         """Throughput: BURST valid replies at once, timed from first send to last delivery."""
         task = progress.add_task("burst deliveries", total=BURST)
-        topic = self.settings.topic("replies_raw")
+        topic = self.topology.replies.name
         text = orjson.dumps({"segments": [{"type": "text", "data": {"text": "Burst reply."}}]})
         began = time.perf_counter()
         futures = []

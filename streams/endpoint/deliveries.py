@@ -32,6 +32,7 @@ from schemas.contract import ReplyContract
 from schemas.delivered import Checked, check_delivery
 from schemas.errors import Issue
 from schemas.json_numbers import wide_integer
+from streams.broker.topology import Topology
 from streams.core.leaks import Masker
 from streams.endpoint.dedup import SeenIds
 from streams.endpoint.handoff import HandOff, Stopped, delivery_line
@@ -138,7 +139,7 @@ class Endpoint:
 
     @property
     def topic(self) -> str:
-        return self.settings.delivery_topic(self.platform)
+        return Topology.of(self.settings).delivery(self.platform).name
 
     def consumer_options(self) -> dict[str, Any]:
         """aiokafka options: read_committed, no auto-commit, every size and wait bounded."""

@@ -101,14 +101,10 @@ def _version() -> str:
 
 
 def settings_topics(settings: Settings) -> list[str]:
-    """Every real topic name the worker reads or writes, prefix included."""
-    names = [
-        settings.topic(n)
-        for n in ("replies_raw", "toolcalls_raw", "turns_control", "corrections", "toolresults")
-    ]
-    names += [settings.delivery_topic(p) for p in settings.platforms]
-    names.append(settings.topic("dlq"))
-    return names
+    """Every real topic name the worker reads or writes, prefix included (the label values)."""
+    from streams.broker.topology import Topology
+
+    return Topology.of(settings).metric_topics()
 
 
 class Metrics:

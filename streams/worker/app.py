@@ -22,7 +22,8 @@ import orjson
 from faust.types import EventT, StreamT
 
 from streams.broker.options import aiokafka_options, faust_broker_options
-from streams.core.batch import BatchResult, TurnBatch, deadline_topic
+from streams.broker.topology import TURNS_TABLE, Topology
+from streams.core.batch import BatchResult, TurnBatch
 from streams.core.pipeline import Gate, Source
 from streams.core.state import TurnIndex
 from streams.ops import failpoints
@@ -121,23 +122,6 @@ class GateApp(faust.App):
         await super().on_first_start()
 
 
-def changelog_config(settings: Settings) -> dict[str, str]:
-    """The turn table's changelog: compacted, and nothing kept much past the state horizon.
-
-    Expired turns are tombstoned; compaction drops them and, after `delete.retention.ms`, their
-    tombstones, so a worker's time to ready does not grow with turns finished long ago.
-    """
-    horizon_ms = int(settings.state_keep.total_seconds() * 1000)
-    return {
-        "cleanup.policy": "compact,delete",
-        "retention.ms": str(2 * horizon_ms),
-        "segment.ms": str(max(1000, horizon_ms // 7)),
-        "min.cleanable.dirty.ratio": "0.1",
-        "delete.retention.ms": str(min(86_400_000, horizon_ms)),
-        "max.message.bytes": str(settings.max_output_bytes),
-    }
-
-
 def source_of(event: EventT[bytes]) -> Source:
     message = event.message
     stamp = datetime.fromtimestamp(message.timestamp, UTC) if message.timestamp else None
@@ -161,6 +145,7 @@ class Worker:
     def __init__(self, app: GateApp, settings: Settings, table: Any) -> None:
         self.app = app
         self.settings = settings
+        self.topology = Topology.of(settings)
         self.gate = Gate(settings)
         self.metrics = WorkerMetrics(settings, self.gate)
         self.store = TurnStore(table)
@@ -355,13 +340,13 @@ class Worker:
 
     async def _declare(self, name: str) -> None:
         """An output topic (a new platform's, say) exists with our partitions and size limit."""
-        config = {"max.message.bytes": str(self.settings.max_output_bytes)}
+        config = self.topology.output(name).config
         await self.app.topic(name, partitions=self.settings.partitions, config=config).declare()
         self.declared.add(name)
 
     def _count(self, result: BatchResult, seconds: float) -> None:
         metrics = self.metrics
-        toolcalls = self.settings.topic("toolcalls_raw")
+        toolcalls = self.topology.toolcalls.name
         for judged in result.judged:
             metrics.latency(judged.topic, seconds)
             if judged.topic == toolcalls and judged.decision is not None:
@@ -386,7 +371,7 @@ class Worker:
         if app.rebalancing or not recovery.completed.is_set():
             return
         self.refresh_index()
-        topic = deadline_topic(self.settings)
+        topic = self.topology.deadlines.name
         owned = {tp.partition for tp in app.assignor.assigned_actives() if tp.topic == topic}
         now, clock = datetime.now(UTC), time.monotonic()
         due: list[Out] = []
@@ -438,7 +423,7 @@ def app_options(settings: Settings) -> dict[str, Any]:
 
 
 def create_app(settings: Settings) -> GateApp:
-    """Build the app, its topics, table, agent and timers from one settings object."""
+    """Build the app from one settings object; each part below gets only what it needs."""
     if settings.processing_guarantee == "exactly_once":
         raise ConfigError(EXACTLY_ONCE_REFUSED)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -446,29 +431,43 @@ def create_app(settings: Settings) -> GateApp:
     app.replygate_settings = settings
     app.holes = []
     app.log_starts = {}
-    n = settings.partitions
-    inputs = app.topic(
-        settings.topic("replies_raw"),
-        settings.topic("turns_control"),
-        settings.topic("toolcalls_raw"),
-        deadline_topic(settings),
-        partitions=n,
-    )
+    topology = Topology.of(settings)
+    inputs = app.topic(*(t.name for t in topology.gate_inputs()), partitions=settings.partitions)
+    worker = Worker(app, settings, turns_table(app, topology, settings.partitions))
+    add_gate_agent(app, inputs, worker, settings.batch_max_records, settings.batch_max_wait_seconds)
+    add_timers(app, worker, settings.deadline_scan_interval_seconds)
+    add_rebalance_handlers(app, worker)
+    add_shutdown_bound(app, worker, settings.shutdown_timeout_seconds)
+    add_metrics_server(app, worker)
+    if settings.corrector.enabled:
+        from streams.worker.corrector import register_corrector
+
+        register_corrector(app, settings)
+    return app
+
+
+def turns_table(app: GateApp, topology: Topology, partitions: int) -> Any:
+    """The turn state table, its changelog configured as the topology says."""
     # Keys and values are bytes (orjson values), so they read back the same after recovery.
-    table = app.Table(
-        "turns",
+    return app.Table(
+        TURNS_TABLE,
         default=None,
-        partitions=n,
+        partitions=partitions,
         key_type=bytes,
         value_type=bytes,
-        extra_topic_configs=changelog_config(settings),
+        extra_topic_configs=dict(topology.changelog.config),
     )
-    worker = Worker(app, settings, table)
+
+
+def add_gate_agent(
+    app: GateApp, inputs: Any, worker: Worker, max_records: int, max_wait_seconds: float
+) -> None:
+    """The one agent: input batches through `Worker.handle`, or the process stops."""
 
     @app.agent(inputs, name="replygate-gate")
     async def gate(stream: StreamT[bytes]) -> None:
         batches = stream.take_events(  # type: ignore[attr-defined]  # missing from StreamT
-            settings.batch_max_records, settings.batch_max_wait_seconds
+            max_records, max_wait_seconds
         )
         async for events in batches:
             try:
@@ -478,9 +477,23 @@ def create_app(settings: Settings) -> GateApp:
                 # batch: an exception, or a cancel at shutdown, must not commit unsent work.
                 fail_stop(f"a batch did not finish ({type(exc).__name__}); a restart reads it")
 
-    @app.timer(interval=settings.deadline_scan_interval_seconds)
+
+def add_timers(app: GateApp, worker: Worker, scan_interval_seconds: float) -> None:
+    """The deadline scan; and every 5 s the lag metric and the stalled-partition check."""
+
+    @app.timer(interval=scan_interval_seconds)
     async def scan_deadlines() -> None:
         await worker.scan_deadlines()
+
+    @app.timer(interval=5.0)
+    async def report_lag() -> None:
+        await worker.metrics.report_lag(app)
+        await worker.check_progress()
+
+
+def add_rebalance_handlers(app: GateApp, worker: Worker) -> None:
+    """A rebalance makes the pending index and offset bookkeeping stale; on assignment the
+    log starts of never-committed partitions are learned before anything commits."""
 
     @app.on_partitions_assigned.connect
     async def stale_index(sender: Any, /, *args: Any, **kwargs: Any) -> None:
@@ -497,29 +510,24 @@ def create_app(settings: Settings) -> GateApp:
         failpoints.hit("partitions_revoked")
         worker.index_fresh = False
 
-    @app.timer(interval=5.0)
-    async def report_lag() -> None:
-        await worker.metrics.report_lag(app)
-        await worker.check_progress()
+
+def add_shutdown_bound(app: GateApp, worker: Worker, timeout_seconds: float) -> None:
+    """A stopping worker that hangs (Faust can, on a stuck agent) is ended after a bound."""
 
     @app.on_before_shutdown.connect
     def bound_shutdown(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
-        """A stopping worker that hangs (Faust can, on a stuck agent) is ended after a bound."""
         del sender, args, signal, kwargs
-        start_shutdown_watchdog(settings.shutdown_timeout_seconds)
+        start_shutdown_watchdog(timeout_seconds)
         if worker.offsets_client is not None:
             app.loop.create_task(worker.offsets_client.stop())
         if worker.admin_client is not None:
             app.loop.create_task(worker.admin_client.close())
 
+
+def add_metrics_server(app: GateApp, worker: Worker) -> None:
+    """/metrics, /livez and /readyz; ready once no rebalance or recovery is under way."""
+
     @app.task
     async def serve_metrics() -> None:
         recovery = app.tables.recovery  # type: ignore[attr-defined]  # untyped in Faust's TableManagerT
         worker.metrics.serve(ready=lambda: not app.rebalancing and recovery.completed.is_set())
-
-    if settings.corrector.enabled:
-        from streams.worker.corrector import register_corrector
-
-        register_corrector(app, settings)
-
-    return app

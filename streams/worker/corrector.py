@@ -211,11 +211,12 @@ async def correct(
 
 def register_corrector(app: faust.App, settings: Settings) -> Any:
     """Add the corrector agent to the worker: corrections in, attempt-1 replies out."""
-    from streams.broker.topology import INPUT_CONFIG
+    from streams.broker.topology import Topology
 
-    corrections = app.topic(settings.topic("corrections"), partitions=settings.partitions)
+    topology = Topology.of(settings)
+    corrections = app.topic(topology.corrections.name, partitions=settings.partitions)
     replies = app.topic(
-        settings.topic("replies_raw"), partitions=settings.partitions, config=INPUT_CONFIG
+        topology.replies.name, partitions=settings.partitions, config=dict(topology.replies.config)
     )
 
     async def corrector(stream: Any) -> None:

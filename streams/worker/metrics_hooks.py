@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from streams.broker.topology import Topology
 from streams.core.pipeline import Decision, Gate
 from streams.core.turns import Step
 from streams.ops.metrics import Metrics, MetricsServer, compute_lag, serve
@@ -84,10 +85,7 @@ class WorkerMetrics:
         """Consumer lag per input partition: end offset minus position (aiokafka has none)."""
         try:
             consumer = app.consumer
-            inputs = {
-                self.settings.topic(name)
-                for name in ("replies_raw", "toolcalls_raw", "turns_control")
-            }
+            inputs = {topic.name for topic in Topology.of(self.settings).inputs()}
             assignment = [tp for tp in consumer.assignment() if tp.topic in inputs]
             end_offsets = await consumer.highwaters(*assignment) if assignment else {}
             positions = {}

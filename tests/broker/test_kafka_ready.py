@@ -29,7 +29,7 @@ from streams.broker.ready import (
     retriable,
     retry,
 )
-from streams.broker.topology import create_topics, topic_specs
+from streams.broker.topology import Topology, create_topics
 from streams.settings import Settings
 from tests.support.kafka import REPO, bootstrap, free_port
 
@@ -157,7 +157,7 @@ async def _leaders_then_delete(settings: Settings) -> list[str]:
 
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap_servers)
     await admin.start()
-    names = sorted(topic_specs(settings))
+    names = sorted(Topology.of(settings).for_creation())
     try:
         return leaderless(await admin.describe_topics(names), names)
     finally:
@@ -171,6 +171,6 @@ def test_created_topics_have_leaders_when_create_topics_returns() -> None:
         kafka_bootstrap_servers=bootstrap(), topic_prefix=f"t{uuid.uuid4().hex[:10]}.", partitions=2
     )
     created = asyncio.run(create_topics(settings))
-    assert sorted(created) == sorted(topic_specs(settings))
+    assert sorted(created) == sorted(Topology.of(settings).for_creation())
     assert asyncio.run(create_topics(settings)) == []
     assert asyncio.run(_leaders_then_delete(settings)) == []

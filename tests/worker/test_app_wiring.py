@@ -1,0 +1,43 @@
+"""`create_app` wires the worker as the topology says (built offline: nothing connects)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from streams.broker.topology import Topology
+from streams.settings import ConfigError, Settings
+from streams.worker.app import create_app
+
+
+def _settings(tmp_path: Path, **changes: object) -> Settings:
+    return Settings(
+        data_dir=tmp_path / "data", topic_prefix="p.", app_id="x-gate", metrics_port=0, **changes
+    )
+
+
+def test_the_agent_reads_the_gate_inputs_and_the_table_writes_the_topologys_changelog(
+    tmp_path: Path,
+) -> None:
+    settings = _settings(tmp_path)
+    topology = Topology.of(settings)
+    app = create_app(settings)
+    agent = app.agents["replygate-gate"]
+    assert agent.channel.topics == tuple(t.name for t in topology.gate_inputs())  # type: ignore[attr-defined]
+    changelog = app.tables["turns"].changelog_topic
+    assert changelog.get_topic_name() == topology.changelog.name
+    assert changelog.config == dict(topology.changelog.config)
+
+
+def test_the_corrector_reads_correction_requests_when_enabled(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, corrector={"enabled": True})
+    app = create_app(settings)
+    corrector = app.agents["replygate-corrector"]
+    assert corrector.channel.topics == (Topology.of(settings).corrections.name,)  # type: ignore[attr-defined]
+
+
+def test_exactly_once_is_refused_before_anything_is_built(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError):
+        create_app(_settings(tmp_path, processing_guarantee="exactly_once"))
+    assert not (tmp_path / "data").exists()
