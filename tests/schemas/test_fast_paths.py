@@ -21,6 +21,7 @@ from schemas.im_segments import (
     message_issues,
 )
 from schemas.records import Context
+from schemas.uris import Uri, is_http_url, parse_uri
 
 # Tag-shaped text: names, blanks, `/`, `=`, both quotes, `>`, `<`, and non-ASCII letters whose
 # case the tokenizer must leave alone.
@@ -151,3 +152,16 @@ def test_mentionable_ids_are_read_only_when_a_segment_mentions() -> None:
     text = '{"segments": [{"type": "mention", "data": {"target": "u1"}}]}'
     assert IM_SEGMENTS_V1.validate(ReplyInput(transport="text", text=text), context).valid
     assert asked == [True]
+
+
+_URI_PARTS = st.sampled_from(
+    ["http", "https", "doc", "docid-1", "://", "x", ".", "-", ":", "80", "/", "?", "#", "@",
+     "%41", "[::1]", "\u00e9", " ", "a" * 700]
+)  # fmt: skip
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(_URI_PARTS, max_size=10).map("".join))
+def test_is_http_url_answers_as_parse_uri(value: str) -> None:
+    parsed = parse_uri(value)
+    assert is_http_url(value) == (isinstance(parsed, Uri) and parsed.scheme in ("http", "https"))
