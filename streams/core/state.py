@@ -9,6 +9,7 @@ and a crash in between re-sends them. Nothing here imports Faust or Kafka.
 from __future__ import annotations
 
 import heapq
+import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -136,18 +137,66 @@ def expires_at(state: TurnState, keep: timedelta) -> datetime | None:
     return parse_iso(state.at) + keep
 
 
+# An expiry entry's head: the moment (epoch seconds) and the key's length; the key follows.
+_ENTRY = struct.Struct(">dI")
+# Finished turns are filed by the minute they expire in: a buffer per minute, not an object per
+# turn, so a million finished turns cost tens of MB of index, not hundreds.
+BUCKET_SECONDS = 60
+
+
+@dataclass
+class ExpiryFile:
+    """One partition's finished turns in expiry order, keys packed into per-minute buffers."""
+
+    buckets: dict[int, bytearray] = field(default_factory=dict)
+    order: list[int] = field(default_factory=list)  # a heap of bucket numbers
+
+    def add(self, moment: float, key: bytes) -> None:
+        number = int(moment // BUCKET_SECONDS)
+        buffer = self.buckets.get(number)
+        if buffer is None:
+            buffer = self.buckets[number] = bytearray()
+            heapq.heappush(self.order, number)
+        buffer += _ENTRY.pack(moment, len(key))
+        buffer += key
+
+    def due(self, cutoff: float) -> Iterator[bytes]:
+        """Keys filed with a moment at or before `cutoff`, earliest minute first. A caller may
+        stop early: what it did not take stays filed."""
+        while self.order and self.order[0] * BUCKET_SECONDS <= cutoff:
+            number = self.order[0]
+            buffer, kept, position = self.buckets[number], bytearray(), 0
+            try:
+                while position < len(buffer):
+                    moment, size = _ENTRY.unpack_from(buffer, position)
+                    end = position + _ENTRY.size + size
+                    entry, position = buffer[position:end], end
+                    if moment <= cutoff:
+                        yield bytes(entry[_ENTRY.size :])
+                    else:
+                        kept += entry
+            finally:
+                rest = kept + buffer[position:]
+                if rest:
+                    self.buckets[number] = rest
+                else:
+                    del self.buckets[number]
+                    heapq.heappop(self.order)
+            if rest:  # this minute is not over yet, so no later one is due either
+                return
+
+
 @dataclass
 class TurnIndex:
     """What the worker must find without reading every turn: pending turns and expiry order.
 
-    Rebuilt from the store after each rebalance, kept up to date by every write. The heap may
-    hold stale entries (a turn written again); `due` callers check the stored value.
+    Rebuilt from the store after each rebalance, kept up to date by every write. The expiry file
+    may hold stale entries (a turn written again); `due` callers check the stored value.
     """
 
     keep: timedelta
     pending: dict[bytes, tuple[int, PendingTurn]] = field(default_factory=dict)
-    # per partition, a heap of (epoch seconds, key): floats keep a million entries small
-    _expiry: dict[int, list[tuple[float, bytes]]] = field(default_factory=dict)
+    _expiry: dict[int, ExpiryFile] = field(default_factory=dict)
 
     def clear(self) -> None:
         self.pending.clear()
@@ -157,8 +206,6 @@ class TurnIndex:
         self.clear()
         for partition, key, raw in items:
             self.note(partition, key, TurnState.decode(raw))
-        for heap in self._expiry.values():
-            heapq.heapify(heap)
 
     def note(self, partition: int, key: bytes, state: TurnState | None) -> None:
         """Track a value just written (None: the turn's state is gone)."""
@@ -169,11 +216,10 @@ class TurnIndex:
         if state is not None:
             moment = expires_at(state, self.keep)
             if moment is not None:
-                entry = (moment.timestamp(), key)
-                heapq.heappush(self._expiry.setdefault(partition, []), entry)
+                self._expiry.setdefault(partition, ExpiryFile()).add(moment.timestamp(), key)
 
     def due(self, partition: int, now: datetime) -> Iterator[bytes]:
         """Keys on `partition` whose finished state may have expired by broker time `now`."""
-        heap, cutoff = self._expiry.get(partition), now.timestamp()
-        while heap and heap[0][0] <= cutoff:
-            yield heapq.heappop(heap)[1]
+        filed = self._expiry.get(partition)
+        if filed is not None:
+            yield from filed.due(now.timestamp())
