@@ -60,8 +60,9 @@ def _has_content(node: LexborNode) -> bool:
     return False
 
 
-# A frame: node, path, depth, inside code/pre, inside div.blockquote, starts a line.
-_Frame = tuple[LexborNode, str, int, bool, bool, bool]
+# A frame: node, path, depth, inside code/pre, inside div.blockquote, starts a line, and the
+# text of a text node ("" otherwise: read once here, where it decides the next line start).
+_Frame = tuple[LexborNode, str, int, bool, bool, bool, str]
 
 
 def _child_frames(
@@ -73,31 +74,28 @@ def _child_frames(
     line_start = True
     node = first
     while node is not None:
+        text = ""
         if node.is_element_node:
             key = node.tag or "?"
+            next_line_start = key not in INLINE
         elif node.is_text_node:
             key = "text()"
-        elif node.is_comment_node:
-            key = "comment()"
+            text = node.text_content or ""
+            next_line_start = (line_start and not text.strip()) or text.endswith("\n")
         else:
-            key = "node()"
+            key = "comment()" if node.is_comment_node else "node()"
+            next_line_start = False
         index = counts.get(key, 0) + 1
         counts[key] = index
-        frames.append((node, f"{base}/{key}[{index}]", depth, in_code, in_quote, line_start))
-        if node.is_element_node:
-            line_start = node.tag not in INLINE
-        elif not node.is_text_node:
-            line_start = False
-        else:
-            text = node.text_content or ""
-            line_start = (line_start and not text.strip()) or text.endswith("\n")
+        frames.append((node, f"{base}/{key}[{index}]", depth, in_code, in_quote, line_start, text))
+        line_start = next_line_start
         node = node.next
     frames.reverse()
     return frames
 
 
 def _visit_element(walk: Walk, frame: _Frame) -> list[_Frame]:
-    node, path, depth, in_code, in_quote, _ = frame
+    node, path, depth, in_code, in_quote, _, _ = frame
     walk.elements += 1
     if walk.elements > MAX_ELEMENTS:
         walk.issues.add(BODY, "too_complex", f"more than {MAX_ELEMENTS} elements")
@@ -143,12 +141,12 @@ def walk_tree(first: LexborNode | None, walk: Walk) -> None:
     stack = _child_frames(first, BODY, 1, False, False)
     while stack and not walk.stopped and not walk.issues.full:
         frame = stack.pop()
-        node, path, _depth, in_code, _in_quote, line_start = frame
+        node, path, _depth, in_code, _in_quote, line_start, text = frame
         if node.is_element_node:
             stack.extend(_visit_element(walk, frame))
         elif node.is_text_node:
             if not in_code:
-                _check_text(walk, path, node.text_content or "", line_start)
+                _check_text(walk, path, text, line_start)
         elif node.is_comment_node:
             walk.issues.add(path, "disallowed_element", "HTML comments are not allowed")
         else:

@@ -7,11 +7,14 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from selectolax.lexbor import LexborHTMLParser
 
 from schemas import im_segments
 from schemas.contract import ReplyInput
 from schemas.html_answer import scan
+from schemas.html_answer.rules import INLINE
 from schemas.html_answer.scan import _read_simple_tag, _read_tag, scan_source
+from schemas.html_answer.walk import _child_frames
 from schemas.im_segments import (
     IM_SEGMENTS_V1,
     SEGMENT_TYPES,
@@ -165,3 +168,48 @@ _URI_PARTS = st.sampled_from(
 def test_is_http_url_answers_as_parse_uri(value: str) -> None:
     parsed = parse_uri(value)
     assert is_http_url(value) == (isinstance(parsed, Uri) and parsed.scheme in ("http", "https"))
+
+
+def _frames_as_before(first: Any, base: str) -> list[tuple[str, bool]]:
+    """The child frames' paths and line starts, as the walk computed them before it carried
+    each text node's text in its frame (reading the text twice)."""
+    counts: dict[str, int] = {}
+    frames: list[tuple[str, bool]] = []
+    line_start = True
+    node = first
+    while node is not None:
+        if node.is_element_node:
+            key = node.tag or "?"
+        elif node.is_text_node:
+            key = "text()"
+        elif node.is_comment_node:
+            key = "comment()"
+        else:
+            key = "node()"
+        counts[key] = index = counts.get(key, 0) + 1
+        frames.append((f"{base}/{key}[{index}]", line_start))
+        if node.is_element_node:
+            line_start = node.tag not in INLINE
+        elif not node.is_text_node:
+            line_start = False
+        else:
+            text = node.text_content or ""
+            line_start = (line_start and not text.strip()) or text.endswith("\n")
+        node = node.next
+    frames.reverse()
+    return frames
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_HTML_TOKENS | st.sampled_from(["<code>", "\n# h", "<!-- x -->"]), max_size=30))
+def test_child_frames_carry_what_the_walk_read_before(tokens: list[str]) -> None:
+    tree = LexborHTMLParser("".join(tokens), is_fragment=True, fragment_tag="body")
+    pending = [tree.root]
+    while pending:
+        first = pending.pop()
+        frames = _child_frames(first, "b", 1, False, False)
+        assert [(f[1], f[5]) for f in frames] == _frames_as_before(first, "b")
+        for node, *_, text in frames:
+            assert text == ((node.text_content or "") if node.is_text_node else "")
+            if node.is_element_node and node.first_child is not None:
+                pending.append(node.first_child)
