@@ -69,30 +69,36 @@ def html_text(html: str, limit: int | None = None) -> str:
     characters: its one-line form is then already longer than `limit`, and everything `one_line`
     keeps of it is there (the collapsed text of a prefix is a prefix of the collapsed text).
     """
-    root = LexborHTMLParser(html, is_fragment=True, fragment_tag="body", scripting=False).root
-    out: list[str] = []
-    stack: list[tuple[LexborNode | None, bool]] = [(root, True)] if root is not None else []
+    first = LexborHTMLParser(html, is_fragment=True, fragment_tag="body", scripting=False).root
+    out: list[str] = [" "]
+    stack: list[tuple[LexborNode, bool]] = []
+    _push_children(stack, first)  # every top-level node, not only the first one
     while stack:
         node, entering = stack.pop()
-        if node is None:
-            continue
         if node.tag == "-text":
-            text = node.text(deep=False) or ""
+            text = node.text_content or ""
             out.append(text)
             if limit is not None:
                 limit -= sum(map(len, text.split()))
                 if limit < 0:
                     break
             continue
-        block = node.tag not in _INLINE
-        if block:
+        if node.tag not in _INLINE:
             out.append(" ")
-        if not entering:
-            continue
-        stack.append((node, False))
-        children = list(node.iter(include_text=True))
-        stack.extend((child, True) for child in reversed(children))
+        if entering:
+            stack.append((node, False))
+            _push_children(stack, node.first_child)
     return "".join(out)
+
+
+def _push_children(stack: list[tuple[LexborNode, bool]], first: LexborNode | None) -> None:
+    """Push `first` and its next siblings so that they pop in document order."""
+    start = len(stack)
+    node = first
+    while node is not None:
+        stack.append((node, True))
+        node = node.next
+    stack[start:] = stack[start:][::-1]
 
 
 def _plain(message: Mapping[str, Any]) -> str:

@@ -23,6 +23,7 @@ from schemas.im_segments import (
     _Sink,
     message_issues,
 )
+from schemas.preview import html_text, one_line
 from schemas.records import Context
 from schemas.uris import Uri, is_http_url, parse_uri
 
@@ -213,3 +214,38 @@ def test_child_frames_carry_what_the_walk_read_before(tokens: list[str]) -> None
             assert text == ((node.text_content or "") if node.is_text_node else "")
             if node.is_element_node and node.first_child is not None:
                 pending.append(node.first_child)
+
+
+def _html_text_as_before(html: str) -> str:
+    """The preview's HTML text as it was walked before (children listed with `iter`): right
+    only when the fragment starts with a node that is not text, as `<br>` + html does."""
+    root = LexborHTMLParser(html, is_fragment=True, fragment_tag="body", scripting=False).root
+    out: list[str] = []
+    stack: list[tuple[Any, bool]] = [(root, True)] if root is not None else []
+    while stack:
+        node, entering = stack.pop()
+        if node.tag == "-text":
+            out.append(node.text(deep=False) or "")
+            continue
+        if node.tag not in INLINE:
+            out.append(" ")
+        if entering:
+            stack.append((node, False))
+            children = list(node.iter(include_text=True))
+            stack.extend((child, True) for child in reversed(children))
+    return "".join(out)
+
+
+_PROSE_TOKENS = st.sampled_from(["x", "y z", "&amp;", "\u00e9", "<li>", "<td>", "<img>", "<br>"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_HTML_TOKENS | _PROSE_TOKENS, max_size=30).map("".join))
+def test_preview_html_text_equals_the_walk_it_replaced(html: str) -> None:
+    assert one_line(html_text(html)) == one_line(_html_text_as_before("<br>" + html))
+
+
+def test_preview_of_html_that_starts_with_text_keeps_the_rest() -> None:
+    """The walk it replaced stopped after a first top-level text node."""
+    assert one_line(html_text("hello <b>x</b> <p>more</p>")) == "hello x more"
+    assert one_line(_html_text_as_before("hello <b>x</b> <p>more</p>")) == "hello"
