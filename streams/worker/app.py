@@ -28,6 +28,7 @@ from streams.core.pipeline import Gate, Source
 from streams.core.state import TurnIndex
 from streams.ops import failpoints
 from streams.settings import EXACTLY_ONCE_REFUSED, ConfigError, Settings
+from streams.worker.faust_fixes import fix_consumer
 from streams.worker.metrics_hooks import WorkerMetrics
 from streams.worker.sender import Out, Sender, fail_stop
 from streams.worker.store import TurnStore
@@ -97,6 +98,7 @@ class GateApp(faust.App):
         consumer._new_offset = contiguous_new_offset  # type: ignore[attr-defined]
         consumer.on_buffer_full = _ignore  # type: ignore[method-assign]
         consumer.on_buffer_drop = _ignore  # type: ignore[method-assign]
+        fix_consumer(consumer)
         return consumer
 
     async def on_first_start(self) -> None:

@@ -1,0 +1,95 @@
+"""Work-arounds for two faust-streaming 0.15.3 faults that lose input records after a rebalance.
+
+1. At the end of a rebalance, `Recovery.on_recovery_completed` (faust/tables/recovery.py:649-660)
+   puts the stream partitions back in the fetch set, awaits `perform_seek` (one committed-offset
+   request per assigned partition), and only then calls `flow_control.resume()`, which empties
+   every stream's buffer (mode/utils/queues.py:97-101). The fetcher runs all that time (it was
+   started for the changelog restore), so records it hands on during the seek are read past and
+   thrown away: the agent sees a hole ("the consumer skipped offsets").
+2. Faust hands its live set of fetched partitions to aiokafka's fetch, which waits up to a
+   second (faust/transport/consumer.py:795-805, aiokafka/consumer/fetcher.py:1221). When the
+   set empties meanwhile (the changelog paused after the restore, recovery.py:475), aiokafka
+   reads the empty set as "every partition" and consumes stream records that Faust then drops
+   as not fetched (consumer.py:757-764): a partition whose records never come ("no record of").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+
+def fix_consumer(consumer: Any) -> None:
+    """Both work-arounds, on the consumer `faust.App._new_consumer` made."""
+    resume_streams_after_seek(consumer)
+    fetch_only_active(consumer)
+
+
+class Fetching:
+    """Faust's live set of fetched partitions as aiokafka's fetch sees it, never false: empty
+    means none (nothing is returned until the fetch times out), not every partition."""
+
+    __slots__ = ("tps",)
+
+    def __init__(self, tps: Iterable[Any]) -> None:
+        self.tps = tps
+
+    def __contains__(self, tp: object) -> bool:
+        return tp in self.tps
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def fetch_only_active(consumer: Any) -> None:
+    """Fetch through `Fetching`, so a fetch waiting while the set empties returns nothing."""
+    thread = consumer._thread
+
+    async def getmany(active_partitions: set[Any] | None, timeout: float) -> Any:
+        live = None if active_partitions is None else Fetching(active_partitions)
+        return await thread.getmany(live, timeout)
+
+    consumer._getmany = getmany
+
+
+def resume_streams_after_seek(consumer: Any) -> None:
+    """Keep stream partitions out of the fetch set until Faust's rebalance has sought them to
+    their committed offsets and emptied the stream buffers; the next `resume_flow` (the line
+    after the buffers are emptied) lets them in, so the first record handed on is the
+    committed one.
+
+    During a rebalance Faust resumes only changelog partitions before that point; a stream
+    partition resumed while `app.rebalancing` is the end-of-recovery call (recovery.py:316 or
+    :649). Outside a rebalance nothing changes; a partition Faust pauses again (a rebalance
+    that interrupts this one) is no longer held.
+    """
+    resume_partitions = consumer.resume_partitions
+    pause_partitions = consumer.pause_partitions
+    resume_flow = consumer.resume_flow
+    held: set[Any] = set()
+
+    def hold_streams(tps: Iterable[Any]) -> None:
+        now = set(tps)
+        if consumer.app.rebalancing:
+            streams = {tp for tp in now if not consumer._is_changelog_tp(tp)}
+            if streams:
+                held.clear()
+                held.update(streams)
+                now -= streams
+        resume_partitions(now)
+
+    def pause(tps: Iterable[Any]) -> None:
+        paused = set(tps)
+        held.difference_update(paused)
+        pause_partitions(paused)
+
+    def release_streams() -> None:
+        resume_flow()
+        if held:
+            tps = set(held)
+            held.clear()
+            resume_partitions(tps)
+
+    consumer.resume_partitions = hold_streams
+    consumer.pause_partitions = pause
+    consumer.resume_flow = release_streams

@@ -1,0 +1,113 @@
+"""`streams.worker.faust_fixes`: no stream record is handed on before the end-of-rebalance seek.
+
+These drive Faust's own `Recovery.on_recovery_completed` on a `GateApp` consumer with no broker:
+the seek, the fetcher start and the assignment are stubbed, the order of the rest is Faust's.
+Before the fix, the input partition is in the fetch set while the seek runs and when the stream
+buffers are emptied, so what the fetcher hands on then is lost (issue 10).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from faust.types import TP
+
+from streams.worker.app import GateApp
+
+INPUT = TP("inputs", 0)
+
+
+@pytest.fixture
+def app() -> Iterator[GateApp]:
+    app = GateApp("faust-fixes", broker="kafka://127.0.0.1:1", store="memory://")
+    app.holes, app.log_starts = [], {}
+    app.topic(INPUT.topic, partitions=1)
+    app.Table("turns", partitions=1)
+    yield app
+
+
+def changelog(app: GateApp) -> TP:
+    return TP(app.tables["turns"].changelog_topic.get_topic_name(), 0)
+
+
+def fetched(app: GateApp) -> set[TP]:
+    return set(app.consumer._get_active_partitions())  # type: ignore[attr-defined]
+
+
+def start_rebalance(app: GateApp) -> None:
+    """What Faust does from the assignment to the changelog restore: all paused, then the
+    changelog resumed and the flow on (recovery.py:448-453)."""
+    consumer: Any = app.consumer
+    consumer.assignment = lambda: {INPUT, changelog(app)}
+    app.on_rebalance_start()
+    consumer._set_active_tps({INPUT, changelog(app)})
+    consumer.pause_partitions({INPUT, changelog(app)})
+    consumer.resume_partitions({changelog(app)})
+    consumer.resume_flow()
+
+
+async def test_inputs_are_fetched_only_after_the_seek_and_the_buffer_clear(app: GateApp) -> None:
+    consumer: Any = app.consumer
+    seen: dict[str, set[TP]] = {}
+
+    async def seek() -> None:
+        seen["seek"] = fetched(app)
+
+    clear = app.flow_control.clear
+
+    def emptied() -> None:
+        seen["clear"] = fetched(app)
+        clear()
+
+    async def started() -> None: ...
+
+    fetcher: Any = app._fetcher
+    consumer.perform_seek = seek
+    app.flow_control.clear = emptied  # type: ignore[method-assign]
+    fetcher.maybe_start = started
+    start_rebalance(app)
+    await app.tables.recovery.on_recovery_completed(app.consumer_generation_id)  # type: ignore[attr-defined]
+    assert INPUT not in seen["seek"], "the fetcher may hand on input records during the seek"
+    assert INPUT not in seen["clear"], "input records handed on are thrown away by the clear"
+    assert INPUT in fetched(app) and not app.rebalancing
+
+
+def test_outside_a_rebalance_a_resume_is_immediate(app: GateApp) -> None:
+    consumer: Any = app.consumer
+    consumer._set_active_tps({INPUT})
+    consumer.pause_partitions({INPUT})
+    consumer.resume_partitions({INPUT})
+    assert INPUT in fetched(app)
+
+
+def test_a_rebalance_that_pauses_again_cancels_the_held_resume(app: GateApp) -> None:
+    """A new rebalance pauses every partition; the old one's held resume must not undo that."""
+    consumer: Any = app.consumer
+    start_rebalance(app)
+    consumer.resume_partitions({INPUT})  # the end of recovery (recovery.py:649)
+    assert INPUT not in fetched(app)
+    consumer.pause_partitions({INPUT, changelog(app)})  # the next rebalance's assignment
+    consumer.resume_flow()  # its changelog restore
+    assert INPUT not in fetched(app)
+
+
+async def test_a_fetch_sees_the_live_set_and_an_empty_one_as_none(app: GateApp) -> None:
+    """aiokafka returns every partition's records for a false `partitions` (fetcher.py:1221);
+    a fetch that began with the changelog in the set must return none once it is paused."""
+    consumer: Any = app.consumer
+    asked: list[Any] = []
+
+    async def getmany(partitions: Any, timeout: float) -> dict[TP, list[Any]]:
+        asked.append(partitions)
+        return {}
+
+    consumer._thread.getmany = getmany
+    live = {changelog(app)}
+    await consumer._getmany(active_partitions=live, timeout=1.0)
+    seen = asked[0]
+    live.discard(changelog(app))  # the changelog paused after the restore (recovery.py:475)
+    assert seen and changelog(app) not in seen and INPUT not in seen
+    live.add(INPUT)  # a partition resumed while the fetch waits is fetched at once
+    assert INPUT in seen
