@@ -63,6 +63,7 @@ _KG = spans_finder(_KG_RE, whole=True)
 _SKILL = spans_finder(_SKILL_RE, whole=True)
 _HTTP = spans_finder(_HTTP_RE, whole=True)
 _ELEMENT_ID_WHOLE = spans_finder(_ELEMENT_ID_RE, whole=True)
+_PROSE_DOC = spans_finder(_PROSE_DOC_RE)
 _WORDISH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
@@ -212,14 +213,33 @@ def find_doc_links(text: str) -> Iterator[DocLink]:
     `xdocid-1`, `/docid-1` and `docid-07` are not links; the ASCII-only grammar keeps
     confusable spellings out.
     """
-    for match in _PROSE_DOC_RE.finditer(text):
-        start, end = match.start(), match.end()
+    for start, end, (fs, fe), (is_, ie) in _prose_doc_spans(text):
         if start > 0 and (text[start - 1] in _WORDISH or text[start - 1] == "/"):
             continue
         if end < len(text) and text[end] in _WORDISH:
             continue
-        written = match.group(0)
-        ids = match.group(2)
+        written = text[start:end]
+        ids = text[is_:ie] if is_ >= 0 else None
         canonical = written if written.startswith("doc://") else "doc://" + written
-        uri = Uri(canonical, "doc", match.group(1), tuple(ids.split(",")) if ids else None)
+        uri = Uri(canonical, "doc", text[fs:fe], tuple(ids.split(",")) if ids else None)
         yield DocLink(start, end, written, uri)
+
+
+_Span = tuple[int, int]
+
+
+def _prose_doc_spans(text: str) -> Iterator[tuple[int, int, _Span, _Span]]:
+    """(start, end, fragment span, ids span) of each prose doc link match, in order.
+
+    On ASCII text (byte offsets are character offsets) straight on the RE2 object: the
+    binding's `finditer` costs microseconds per call and per match."""
+    if not text.isascii():
+        for match in _PROSE_DOC_RE.finditer(text):
+            yield match.start(), match.end(), match.span(1), match.span(2)
+        return
+    data = text.encode("ascii")
+    pos = 0
+    while (spans := _PROSE_DOC(data, pos)) is not None:
+        (start, end), fragment, ids = spans[0], spans[1], spans[2]
+        yield start, end, fragment, ids
+        pos = end  # a match is never empty: it holds `docid-` at least

@@ -25,7 +25,7 @@ from schemas.im_segments import (
 )
 from schemas.preview import html_text, one_line
 from schemas.records import Context
-from schemas.uris import Uri, is_http_url, parse_uri
+from schemas.uris import _PROSE_DOC_RE, _WORDISH, Uri, find_doc_links, is_http_url, parse_uri
 
 # Tag-shaped text: names, blanks, `/`, `=`, both quotes, `>`, `<`, and non-ASCII letters whose
 # case the tokenizer must leave alone.
@@ -249,3 +249,32 @@ def test_preview_of_html_that_starts_with_text_keeps_the_rest() -> None:
     """The walk it replaced stopped after a first top-level text node."""
     assert one_line(html_text("hello <b>x</b> <p>more</p>")) == "hello x more"
     assert one_line(_html_text_as_before("hello <b>x</b> <p>more</p>")) == "hello"
+
+
+def _doc_links_as_before(text: str) -> list[tuple[int, int, str, Uri]]:
+    """`find_doc_links` as it matched before: the RE2 binding's `finditer`."""
+    found = []
+    for match in _PROSE_DOC_RE.finditer(text):
+        start, end = match.start(), match.end()
+        if start > 0 and (text[start - 1] in _WORDISH or text[start - 1] == "/"):
+            continue
+        if end < len(text) and text[end] in _WORDISH:
+            continue
+        written, ids = match.group(0), match.group(2)
+        canonical = written if written.startswith("doc://") else "doc://" + written
+        uri = Uri(canonical, "doc", match.group(1), tuple(ids.split(",")) if ids else None)
+        found.append((start, end, written, uri))
+    return found
+
+
+_PROSE_PARTS = st.sampled_from(
+    ["docid-", "doc://", "1", "0", "07", "-c", "2", "-p", "?id=", "a", ",", "b_", " ", "/", "x",
+     "\u00e9", "\u4e2d"]
+)  # fmt: skip
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(_PROSE_PARTS, max_size=24).map("".join))
+def test_doc_links_found_as_finditer_finds_them(text: str) -> None:
+    links = [(link.start, link.end, link.written, link.uri) for link in find_doc_links(text)]
+    assert links == _doc_links_as_before(text)
