@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
+import orjson
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 from pydantic_core import PydanticCustomError
 
@@ -219,3 +220,23 @@ class DeadLetter(Record):
     reason: DeadReason
     detail: str
     record: str
+
+
+# What the gate writes: one of these per output record (docs/records.md).
+OutputRecord = Delivery | CorrectionRequest | ToolResult | DeadLetter
+
+
+def record_json(value: Any) -> bytes:
+    """The JSON bytes of a record, or of a value holding records: its fields in model order.
+
+    For records with every field set (the gate builds its outputs with `model_construct`):
+    orjson writes the fields as they are, the bytes the gate's plain dicts gave before.
+    """
+    return orjson.dumps(value, default=_fields)
+
+
+def _fields(value: Any) -> dict[str, Any]:
+    if isinstance(value, Record):
+        fields: dict[str, Any] = value.__dict__
+        return fields
+    raise TypeError(f"{type(value).__name__} is not JSON")
