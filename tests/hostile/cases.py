@@ -632,6 +632,7 @@ def csv_cases() -> list[Case]:
 # URLs with lookalike or invisible characters.
 CYRILLIC_HOST = "https://ex\u0430mple.com/report"  # Cyrillic a
 FULLWIDTH_HOST = "https://\uff45xample.com/report"  # fullwidth e
+PUNYCODE_HOST = "https://xn--exmple-4nf.com/report"  # the Cyrillic-a host, written in ASCII
 RLO_PATH = "https://example.com/\u202egpj.exe"  # right-to-left override
 ZWSP_HOST = "https://exa\u200bmple.com/"  # zero-width space
 LRI_HOST = "https://example.com\u2066.evil.com/"  # left-to-right isolate
@@ -680,13 +681,17 @@ def confusable_cases() -> list[Case]:
         )
     )
     # im.segments.v1: invisible and direction-changing characters, or a scheme not spelled
-    # in ASCII, are not a URL; a non-ASCII letter in a host (an IDN) is one, delivered as sent.
+    # in ASCII, are not a URL; nor, under the one URL rule (schemas.uris, the citations' own),
+    # is a host with a non-ASCII letter: a lookalike host is how a share card misleads, and
+    # an IDN written in ASCII (xn--...) passes.
     for label, url in [
         ("rlo_path", RLO_PATH),
         ("zwsp_host", ZWSP_HOST),
         ("lri_host", LRI_HOST),
         ("fullwidth_colon", FULLWIDTH_COLON),
         ("fullwidth_slashes", FULLWIDTH_SLASHES),
+        ("cyrillic_host", CYRILLIC_HOST),
+        ("fullwidth_host", FULLWIDTH_HOST),
     ]:
         for where, build in (("share_url", share), ("media_url", media)):
             cases.append(
@@ -698,16 +703,15 @@ def confusable_cases() -> list[Case]:
                     ("invalid_url",),
                 )
             )
-    for label, url in [("cyrillic_host", CYRILLIC_HOST), ("fullwidth_host", FULLWIDTH_HOST)]:
-        cases.append(
-            Case(
-                f"im_share_url_{label}_idn",
-                partial(share, url),
-                "accepted",
-                "deliver",
-                check=partial(_url_delivered, url),
-            )
+    cases.append(
+        Case(
+            "im_share_url_punycode_host",
+            partial(share, PUNYCODE_HOST),
+            "accepted",
+            "deliver",
+            check=partial(_url_delivered, PUNYCODE_HOST),
         )
+    )
     # A mention is compared exactly: a lookalike of a member's id is not that member.
     cases.append(
         Case(
