@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
+from math import isfinite
 from typing import Annotated, Any, Final, Literal
 
 import orjson
@@ -135,7 +136,7 @@ def _plainly_valid(model: type[_Data], data: dict[Any, Any]) -> bool:
     if model is MediaData:
         media = data.get("media")
         return (
-            data.keys() == {"media"}
+            data.keys() == _MEDIA_DATA_KEYS
             and isinstance(media, dict)
             and media.keys() == _MEDIA_KEYS
             and type(media["kind"]) is str
@@ -143,12 +144,21 @@ def _plainly_valid(model: type[_Data], data: dict[Any, Any]) -> bool:
             and type(media["value"]) is str
             and media["value"] != ""
         )
+    if model is FaceData:
+        face = data.get("id")
+        return data.keys() == _FACE_KEYS and (
+            type(face) is str or type(face) is int or (type(face) is float and isfinite(face))
+        )
     names = _STRING_SHAPES.get(model)
     return (
         names is not None
         and data.keys() == names
         and all(type(value) is str for value in data.values())
     )
+
+
+_MEDIA_DATA_KEYS: Final = frozenset({"media"})
+_FACE_KEYS: Final = frozenset({"id"})
 
 
 _SEGMENT_KEYS: Final = ("type", "data")

@@ -86,7 +86,7 @@ def test_scan_with_the_shortcut_equals_the_scan_without(html: str) -> None:
 
 
 _URLS = st.sampled_from(["https://x.example/a", "HTTPS://x.example", "ftp://x", "", "u1"])
-_SCALARS = st.none() | st.booleans() | st.integers() | _URLS | st.text(max_size=4)
+_SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | _URLS | st.text(max_size=4)
 _MEDIA = st.dictionaries(
     st.sampled_from(["kind", "value", "x"]),
     st.sampled_from(["url", "path", "base64", "file", "nope"]) | _SCALARS,
@@ -135,9 +135,14 @@ def test_common_segments_take_the_shortcut() -> None:
         {"type": "image", "data": {"media": {"kind": "url", "value": "https://x.example/a"}}},
         {"type": "file", "data": {"media": {"kind": "path", "value": "a.bin"}}},
         {"type": "dice", "data": {}},
+        {"type": "face", "data": {"id": 12}},
+        {"type": "face", "data": {"id": 1.5}},
+        {"type": "face", "data": {"id": "smile"}},
     ]:
         assert _plain_segment(segment, _MENTIONABLE)
     assert not _plain_segment({"type": "mention", "data": {"target": "u9"}}, _MENTIONABLE)
+    for face in (True, float("inf"), float("nan"), None):
+        assert not _plain_segment({"type": "face", "data": {"id": face}}, _MENTIONABLE)
 
 
 def test_mentionable_ids_are_read_only_when_a_segment_mentions() -> None:
