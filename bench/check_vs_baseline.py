@@ -111,7 +111,9 @@ def _time_each(fn: Callable[[BenchRecord, int], Any], records: list[BenchRecord]
 def run(n: int = N_RECORDS, rounds: int = ROUNDS) -> None:
     from detect_secrets.settings import default_settings
 
+    from schemas.records import Delivery
     from streams.core.pipeline import Gate
+    from streams.files.stage import DiskFiles
     from streams.settings import Settings
 
     say(f"== check_vs_baseline: {n} records of the mix, {rounds} rounds")
@@ -124,7 +126,8 @@ def run(n: int = N_RECORDS, rounds: int = ROUNDS) -> None:
     disagreements: Counter[str] = Counter()
     verdicts: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="rg-bench-") as tmp, default_settings():
-        gate = Gate(Settings(workspaces_root=write_workspace(Path(tmp))))
+        settings = Settings(workspaces_root=write_workspace(Path(tmp)))
+        gate = Gate(settings, DiskFiles.from_settings(settings))
         baseline = Baseline()
         now = datetime.now(UTC)
         scan_text("warm-up line")  # plugin initialisation is not per record
@@ -137,8 +140,8 @@ def run(n: int = N_RECORDS, rounds: int = ROUNDS) -> None:
                 decision = gate.check_line(rec.value, i + 1, now)
                 per_kind_gate[rec.kind] += time.perf_counter() - started  # type: ignore[assignment]
                 verdicts[rec.id] = decision.verdict
-                if rec.kind == "html" and decision.output is not None:
-                    baseline.delivered[rec.id] = decision.output["message"]
+                if rec.kind == "html" and isinstance(decision.output, Delivery):
+                    baseline.delivered[rec.id] = decision.output.message
 
             def base_one(rec: BenchRecord, i: int) -> None:
                 started = time.perf_counter()

@@ -72,10 +72,12 @@ def profile_gate(n: int) -> str:
     from pyinstrument import Profiler
 
     from streams.core.pipeline import Gate
+    from streams.files.stage import DiskFiles
     from streams.settings import Settings
 
     with tempfile.TemporaryDirectory(prefix="rg-prof-") as tmp:
-        gate = Gate(Settings(workspaces_root=write_workspace(Path(tmp))))
+        settings = Settings(workspaces_root=write_workspace(Path(tmp)))
+        gate = Gate(settings, DiskFiles.from_settings(settings))
         now = datetime.now(UTC)
         records = list(Workload(3).records(n))
         profiler = Profiler(interval=0.0005)

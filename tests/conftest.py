@@ -10,6 +10,7 @@ import pytest
 
 from streams.core.pipeline import Gate
 from streams.settings import Settings
+from tests.support.gates import disk_gate
 
 
 @pytest.fixture(autouse=True)
@@ -27,4 +28,4 @@ def _settings_from_the_test_only(
 @pytest.fixture
 def gate(tmp_path: Path) -> Gate:
     """A gate with default settings whose workspaces and media roots are an empty directory."""
-    return Gate(Settings(workspaces_root=tmp_path, media_root=tmp_path))
+    return disk_gate(Settings(workspaces_root=tmp_path, media_root=tmp_path))

@@ -98,6 +98,7 @@ def run_check(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     from pydantic import ValidationError
 
     from streams.core.pipeline import Gate
+    from streams.files.stage import DiskFiles
 
     overrides: dict[str, Any] = {}
     if args.workspaces is not None:
@@ -108,7 +109,7 @@ def run_check(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     if settings is None:
         return EXIT_USAGE
     try:
-        gate = Gate(settings)
+        gate = Gate(settings, DiskFiles.from_settings(settings))
     except (OSError, ValueError, ValidationError) as exc:
         return _usage_error(f"settings: {settings_problem(exc)}")
     interactive = args.file == "-"

@@ -1,16 +1,16 @@
 """The gate's core: pure functions from one input record to one decision.
 
 `replygate check` and the Faust worker both call `Gate`; the worker only adds turn state
-(pending and finished turns) and Kafka I/O around it. Nothing here imports Faust or Kafka.
+(pending and finished turns) and Kafka I/O around it. Nothing here imports Faust or Kafka, and
+the file reads (media, CSV charts) are the `FileStage` the gate is given.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import orjson
@@ -24,18 +24,29 @@ from schemas.progress import progress_text_issues
 from schemas.records import (
     EMPTY_CONTEXT,
     Context,
+    CorrectionRequest,
+    DeadLetter,
     DeadReason,
+    Delivery,
+    ErrorEntry,
+    GenericNormalized,
+    MaskEntry,
     ModelOutput,
+    Normalized,
+    NoticeEntry,
+    OutputRecord,
     RawChunk,
     RawReply,
     ToolCall,
+    ToolResult,
+    ToolResultMetadata,
     TurnControl,
+    record_json,
 )
 from streams.core.chunks import ChunkBuffer, add_chunk, assemble, chunk_limit
 from streams.core.contracts import build_registry
 from streams.core.leaks import Masker, MaskHit
-from streams.files.media import MediaPolicy, inspect_media
-from streams.files.rich_output_tool import run_rich_output
+from streams.core.ports import FileStage
 from streams.settings import Settings
 
 Verdict = Literal["accepted", "rejected", "no_reply", "dead_letter"]
@@ -137,31 +148,34 @@ class PendingTurn:
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """One record's outcome: the check line, the record to send, and where it goes."""
+    """One record's outcome: the check line, the record to send, and where it goes.
+
+    `masked` and `notices` are what the metrics count; `pending` the turn state to keep.
+    """
 
     id: str | int
     verdict: Verdict
     action: Action
     errors: tuple[Issue, ...] = ()
-    output: dict[str, Any] | None = None
+    output: OutputRecord | None = None
     topic: str | None = None
     key: bytes | None = None
     turn: Turn | None = None
     masked: tuple[MaskHit, ...] = ()
     notices: tuple[Notice, ...] = ()
-    dead_reason: DeadReason | None = None
     pending: PendingTurn | None = None
     # A chunk of a streamed final reply: held by the turn's state, nothing to send.
     chunk: RawChunk | None = None
 
     def line(self) -> dict[str, Any]:
-        """The `replygate check` output line."""
+        """The `replygate check` output line; `output` is the JSON the worker would send."""
+        output = None if self.output is None else orjson.loads(record_json(self.output))
         return {
             "id": self.id,
             "verdict": self.verdict,
             "action": self.action,
             "errors": [e.as_dict() for e in self.errors],
-            "output": self.output,
+            "output": output,
         }
 
 
@@ -172,8 +186,6 @@ ChunksFor = Callable[[str, int], ChunkBuffer | None]
 
 # How many streams `replygate check` keeps open at once; the oldest goes first.
 CHECK_STREAMS_MAX = 1000
-
-MessageStage = Callable[[dict[str, Any]], tuple[dict[str, Any], list[Notice]]]
 
 
 def iso(moment: datetime) -> str:
@@ -251,13 +263,15 @@ def _cut_utf8(text: str, limit: int) -> str:
 
 @dataclass
 class Gate:
-    """The pipeline of one deployment: contracts, masker and file policies built once."""
+    """The pipeline of one deployment: contracts and masker built once, file reads delegated.
+
+    `files` does the I/O (`streams.files.stage.DiskFiles` for the worker and `check`).
+    """
 
     settings: Settings
+    files: FileStage
     contracts: dict[str, ReplyContract] = field(default_factory=dict)
     masker: Masker = field(init=False)
-    stages: dict[str, MessageStage] = field(init=False)
-    workspaces_root: Path = field(init=False)
     _instruction_cache: dict[str, str] = field(init=False, default_factory=dict)
     # `replygate check`: the chunk lines read so far, by (turn_id, attempt).
     _check_streams: dict[tuple[str, int], ChunkBuffer] = field(init=False, default_factory=dict)
@@ -266,10 +280,6 @@ class Gate:
         if not self.contracts:
             self.contracts = build_registry(self.settings)
         self.masker = Masker.from_settings(self.settings)
-        self.workspaces_root = self.settings.workspaces_root.resolve()
-        media = MediaPolicy.from_settings(self.settings)
-        # Stages that run on a valid message before masking, by contract (I/O lives here).
-        self.stages = {"im.segments.v1": lambda message: inspect_media(message, media)}
 
     # ---- entry points -------------------------------------------------------------------
 
@@ -310,7 +320,7 @@ class Gate:
             chunk = self._envelope(RawChunk, raw, decoded, source, record_id)
             if isinstance(chunk, Decision):
                 return chunk
-            return Decision(chunk.turn_id, "accepted", "buffer", chunk=chunk)
+            return Decision(id=chunk.turn_id, verdict="accepted", action="buffer", chunk=chunk)
         reply = self._envelope(RawReply, raw, decoded, source, record_id)
         if isinstance(reply, Decision):
             return reply
@@ -425,7 +435,7 @@ class Gate:
             else ContractResult(issues=tuple(issues))
         )
         if result.valid and result.no_reply:
-            return Decision(reply.turn_id, "no_reply", "none", turn=turn)
+            return Decision(id=reply.turn_id, verdict="no_reply", action="none", turn=turn)
         if result.valid and result.message is not None:
             return self._deliver(turn, result.message, corrected=reply.attempt == 1, now=now)
         errors = self._masked(result.issues) or (
@@ -433,17 +443,7 @@ class Gate:
         )
         if reply.attempt == 0:
             return self._request_correction(turn, contract, reply, errors, now)
-        notice = self.failure_notice(turn, now)
-        return Decision(
-            reply.turn_id,
-            "rejected",
-            "failure_notice",
-            errors,
-            notice.output,
-            notice.topic,
-            notice.key,
-            turn,
-        )
+        return replace(self.failure_notice(turn, now), errors=errors)
 
     def judge_progress(self, reply: RawReply, now: datetime) -> Decision:
         """A progress summary: its text delivered (masked) or dropped; never the turn's state.
@@ -454,7 +454,10 @@ class Gate:
         turn = Turn.of(reply)
         issues = progress_text_issues(reply.output.text)
         if issues:
-            return Decision(reply.turn_id, "rejected", "drop", self._masked(issues), turn=turn)
+            errors = self._masked(issues)
+            return Decision(
+                id=reply.turn_id, verdict="rejected", action="drop", errors=errors, turn=turn
+            )
         message, hits = self.masker.mask_tree({"text": reply.output.text}, "$")
         delivery_id = f"{reply.turn_id}/progress/{reply.seq}"
         return self._delivery(
@@ -469,7 +472,7 @@ class Gate:
         return self._delivery(turn, "failure_notice", message, False, [], [], now, text)
 
     def judge_tool_call(self, call: ToolCall) -> Decision:
-        result = run_rich_output(call, self.workspaces_root, self.settings.max_csv_bytes)
+        result = self.files.run_tool(call)
         masked_input, input_hits = self.masker.mask_tree(result.input, "input")
         masked_output, output_hits = self.masker.mask_tree(result.output, "output")
         if result.status == "ok":
@@ -480,30 +483,28 @@ class Gate:
             )
         else:
             text, _ = self.masker.mask_text(result.text)
-        record = {
-            "call_id": call.call_id,
-            "task_id": call.task_id,
-            "tool": call.tool,
-            "status": result.status,
-            "text": text,
-            "metadata": {
-                "normalized": {
-                    "generic": {
-                        "input": masked_input if result.status == "ok" else None,
-                        "output": masked_output if result.status == "ok" else None,
-                    }
-                }
-            },
-        }
         ok = result.status == "ok"
+        generic = GenericNormalized.model_construct(
+            input=masked_input if ok else None, output=masked_output if ok else None
+        )
+        record = ToolResult.model_construct(
+            call_id=call.call_id,
+            task_id=call.task_id,
+            tool=call.tool,
+            status=result.status,
+            text=text,
+            metadata=ToolResultMetadata.model_construct(
+                normalized=Normalized.model_construct(generic=generic)
+            ),
+        )
         return Decision(
-            call.call_id,
-            "accepted" if ok else "rejected",
-            "tool_result" if ok else "tool_error",
-            self._masked(result.issues),
-            record,
-            self.settings.topic("toolresults"),
-            call.task_id.encode(),
+            id=call.call_id,
+            verdict="accepted" if ok else "rejected",
+            action="tool_result" if ok else "tool_error",
+            errors=self._masked(result.issues),
+            output=record,
+            topic=self.settings.topic("toolresults"),
+            key=call.task_id.encode(),
             masked=tuple(input_hits + output_hits),
         )
 
@@ -523,25 +524,24 @@ class Gate:
             raw[: limit + _MASK_SLACK_BYTES].decode("utf-8", "replace")
         )
         detail, _ = self.masker.mask_text(_detail(issues))
-        record = {
-            "source_topic": source.topic,
-            "partition": source.partition,
-            "offset": source.offset,
-            "reason": reason,
-            "detail": detail,
-            "record": _cut_utf8(text, limit),
-        }
+        record = DeadLetter.model_construct(
+            source_topic=source.topic,
+            partition=source.partition,
+            offset=source.offset,
+            reason=reason,
+            detail=detail,
+            record=_cut_utf8(text, limit),
+        )
         hits = tuple(MaskHit(rule, "record", n) for rule, n in sorted(counts.items()))
         return Decision(
-            record_id,
-            "dead_letter",
-            "dead_letter",
-            self._masked(issues),
-            record,
-            self.settings.topic("dlq"),
-            source.key,
+            id=record_id,
+            verdict="dead_letter",
+            action="dead_letter",
+            errors=self._masked(issues),
+            output=record,
+            topic=self.settings.topic("dlq"),
+            key=source.key,
             masked=hits,
-            dead_reason=reason,
         )
 
     # ---- helpers ------------------------------------------------------------------------
@@ -600,10 +600,9 @@ class Gate:
     def _deliver(
         self, turn: Turn, message: dict[str, Any], *, corrected: bool, now: datetime
     ) -> Decision:
-        stage = self.stages.get(turn.contract)
         notices: list[Notice] = []
-        if stage is not None:
-            message, notices = stage(message)
+        if turn.contract == "im.segments.v1":
+            message, notices = self.files.inspect_media(message)
         masked_message, hits = self.masker.mask_tree(message, "$")
         text = project(turn.contract, masked_message)
         return self._delivery(turn, "reply", masked_message, corrected, hits, notices, now, text)
@@ -624,28 +623,30 @@ class Gate:
 
         `text` is what the preview shows: the projected reply, the notice or the progress text.
         """
-        record = {
-            "delivery_id": delivery_id or turn.turn_id,
-            "turn_id": turn.turn_id,
-            "conversation_id": turn.conversation_id,
-            "platform": turn.platform,
-            "contract": turn.contract,
-            "kind": kind,
-            "message": message,
-            "preview": preview(text, self._mask),
-            "corrected": corrected,
-            "masked": [h.as_dict() for h in hits],
-            "notices": [n.as_dict() for n in notices],
-            "delivered_at": iso(now),
-        }
+        record = Delivery.model_construct(
+            delivery_id=delivery_id or turn.turn_id,
+            turn_id=turn.turn_id,
+            conversation_id=turn.conversation_id,
+            platform=turn.platform,
+            contract=turn.contract,
+            kind=kind,
+            message=message,
+            preview=preview(text, self._mask),
+            corrected=corrected,
+            masked=[
+                MaskEntry.model_construct(rule=h.rule, path=h.path, count=h.count) for h in hits
+            ],
+            notices=[NoticeEntry.model_construct(path=n.path, reason=n.reason) for n in notices],
+            delivered_at=iso(now),
+        )
         verdict: Verdict = "rejected" if kind == "failure_notice" else "accepted"
         action: Action = {"reply": "deliver", "failure_notice": "failure_notice"}.get(
             kind, "progress"
         )  # type: ignore[assignment]  # the dict's values are Action literals
         return Decision(
-            turn.turn_id,
-            verdict,
-            action,
+            id=turn.turn_id,
+            verdict=verdict,
+            action=action,
             output=record,
             topic=self.settings.delivery_topic(turn.platform),
             key=turn.conversation_id.encode(),
@@ -671,13 +672,21 @@ class Gate:
             "invalid_output": reply_as_text(reply.output),
             "errors": [e.as_dict() for e in errors],
         }
-        masked_record, hits = self.masker.mask_tree(record, "$")
-        # host text, the same for every request of a contract: built and masked once
-        masked_record = {
-            **masked_record,
-            "instructions": self._instructions(contract),
-            "deadline": deadline,
-        }
+        masked, hits = self.masker.mask_tree(record, "$")
+        request = CorrectionRequest.model_construct(
+            turn_id=masked["turn_id"],
+            conversation_id=masked["conversation_id"],
+            platform=masked["platform"],
+            contract=masked["contract"],
+            invalid_output=masked["invalid_output"],
+            errors=[
+                ErrorEntry.model_construct(path=e["path"], code=e["code"], message=e["message"])
+                for e in masked["errors"]
+            ],
+            # host text, the same for every request of a contract: built and masked once
+            instructions=self._instructions(contract),
+            deadline=deadline,
+        )
         context = reply.context.model_dump(exclude_none=True) if reply.context else None
         pending = PendingTurn(
             turn.turn_id,
@@ -689,14 +698,14 @@ class Gate:
             context,
         )
         return Decision(
-            turn.turn_id,
-            "rejected",
-            "request_correction",
-            errors,
-            masked_record,
-            self.settings.topic("corrections"),
-            turn.conversation_id.encode(),
-            turn,
+            id=turn.turn_id,
+            verdict="rejected",
+            action="request_correction",
+            errors=errors,
+            output=request,
+            topic=self.settings.topic("corrections"),
+            key=turn.conversation_id.encode(),
+            turn=turn,
             masked=tuple(hits),
             pending=pending,
         )

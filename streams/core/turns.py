@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from schemas.records import Delivery
 from streams.core.chunks import ChunkBuffer, add_chunk
 from streams.core.outcomes import Outcome
 from streams.core.pipeline import Decision, Gate, PendingTurn, Turn, parse_iso
@@ -105,7 +106,8 @@ def _split(state: TurnState | None) -> tuple[PendingTurn | None, str | None]:
 
 def _final_outcome(decision: Decision) -> Outcome:
     if decision.action == "deliver":
-        return "corrected" if decision.output and decision.output.get("corrected") else "delivered"
+        output = decision.output
+        return "corrected" if isinstance(output, Delivery) and output.corrected else "delivered"
     if decision.action == "none":
         return "no_reply"
     return "failure_notice"

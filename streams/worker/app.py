@@ -21,11 +21,13 @@ import faust
 import orjson
 from faust.types import EventT, StreamT
 
+from schemas.records import record_json
 from streams.broker.options import aiokafka_options, faust_broker_options
 from streams.broker.topology import TURNS_TABLE, Topology
 from streams.core.batch import BatchResult, TurnBatch
 from streams.core.pipeline import Gate, Source
 from streams.core.state import TurnIndex
+from streams.files.stage import DiskFiles
 from streams.ops import failpoints
 from streams.settings import EXACTLY_ONCE_REFUSED, ConfigError, Settings
 from streams.worker.faust_fixes import fix_consumer
@@ -148,7 +150,7 @@ class Worker:
         self.app = app
         self.settings = settings
         self.topology = Topology.of(settings)
-        self.gate = Gate(settings)
+        self.gate = Gate(settings, DiskFiles.from_settings(settings))
         self.metrics = WorkerMetrics(settings, self.gate)
         self.store = TurnStore(table)
         self.changelog = table.changelog_topic.get_topic_name()
@@ -327,7 +329,7 @@ class Worker:
 
     async def _send_outputs(self, result: BatchResult) -> None:
         records = [
-            Out(d.topic, d.key, orjson.dumps(d.output))
+            Out(d.topic, d.key, record_json(d.output))
             for d in result.outputs
             if d.output is not None and d.topic is not None
         ]

@@ -18,7 +18,7 @@ import httpx
 import orjson
 from pydantic import ValidationError
 
-from schemas.records import CorrectionRequest
+from schemas.records import CorrectionRequest, ErrorEntry, ModelOutput, RawReply
 from streams.core.pipeline import iso
 from streams.settings import CorrectorSettings, Settings
 
@@ -57,56 +57,59 @@ class CorrectionFailed(Exception):
 # ---- pure parts ---------------------------------------------------------------------------
 
 
-def parse_request(raw: bytes) -> dict[str, Any]:
-    """A correction request as a plain dict, checked against the closed record (ValueError)."""
+def parse_request(raw: bytes) -> CorrectionRequest:
+    """A correction request, checked against the closed record (ValueError)."""
     try:
         decoded = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise ValueError(f"not JSON: {exc}") from None
     try:
-        CorrectionRequest.model_validate(decoded)
+        return CorrectionRequest.model_validate(decoded)
     except ValidationError as exc:
         fields = sorted({".".join(str(p) for p in e["loc"]) or "$" for e in exc.errors()})
         raise ValueError(f"not a CorrectionRequest (fields: {', '.join(fields)})") from None
-    result: dict[str, Any] = decoded
-    return result
 
 
-def format_errors(errors: Sequence[dict[str, Any]]) -> str:
+def format_errors(errors: Sequence[ErrorEntry]) -> str:
     """One line per error: `path: code: message`, the way the gate reported it."""
-    return "\n".join(f"- {e['path']}: {e['code']}: {e['message']}" for e in errors) or "-"
+    return "\n".join(f"- {e.path}: {e.code}: {e.message}" for e in errors) or "-"
 
 
-def build_messages(request: dict[str, Any]) -> list[dict[str, str]]:
+def build_messages(request: CorrectionRequest) -> list[dict[str, str]]:
     """System: the request's format instructions. User: the invalid reply and its errors.
 
     Nothing else is sent: no conversation history, no tools, no context.
     """
     user = _USER_TEMPLATE.format(
-        invalid_output=request["invalid_output"], errors=format_errors(request["errors"])
+        invalid_output=request.invalid_output, errors=format_errors(request.errors)
     )
     return [
-        {"role": "system", "content": request["instructions"]},
+        {"role": "system", "content": request.instructions},
         {"role": "user", "content": user},
     ]
 
 
 def reply_from_completion(
-    request: dict[str, Any], content: str, model: str, now: datetime
-) -> dict[str, Any]:
+    request: CorrectionRequest, content: str, model: str, now: datetime
+) -> RawReply:
     """The turn's attempt-1 RawReply; `context` is null (the worker keeps the turn's own)."""
     provider = f"{PROVIDER}:{model}" if model else PROVIDER
-    return {
-        "turn_id": request["turn_id"],
-        "conversation_id": request["conversation_id"],
-        "platform": request["platform"],
-        "contract": request["contract"],
-        "attempt": 1,
-        "provider": provider[:_PROVIDER_MAX_CHARS],
-        "output": {"text": content},
-        "context": None,
-        "produced_at": iso(now),
-    }
+    return RawReply(
+        turn_id=request.turn_id,
+        conversation_id=request.conversation_id,
+        platform=request.platform,
+        contract=request.contract,
+        attempt=1,
+        provider=provider[:_PROVIDER_MAX_CHARS],
+        output=ModelOutput(text=content),
+        context=None,
+        produced_at=iso(now),
+    )
+
+
+def reply_json(reply: RawReply) -> bytes:
+    """The fields the corrector sets, in model order (no `kind`, `seq`): what `replies.raw` gets."""
+    return orjson.dumps(reply.model_dump(exclude_unset=True))
 
 
 def content_of(body: bytes) -> str:
@@ -189,7 +192,7 @@ async def complete(
 
 async def correct(
     client: httpx.AsyncClient, settings: Settings, raw: bytes, now: datetime | None = None
-) -> dict[str, Any] | None:
+) -> RawReply | None:
     """The attempt-1 reply for one correction request, or None (logged) when there is none."""
     try:
         request = parse_request(raw)
@@ -201,7 +204,7 @@ async def correct(
     except CorrectionFailed as exc:
         log.warning(
             "correction of turn %s failed (%s); the deadline will send the failure notice",
-            request["turn_id"],
+            request.turn_id,
             exc,
         )
         return None
@@ -230,7 +233,7 @@ def register_corrector(app: faust.App, settings: Settings) -> Any:
                     continue
                 if reply is None:
                     continue
-                await replies.send(key=reply["conversation_id"].encode(), value=orjson.dumps(reply))
-                log.info("published the correction of turn %s", reply["turn_id"])
+                await replies.send(key=reply.conversation_id.encode(), value=reply_json(reply))
+                log.info("published the correction of turn %s", reply.turn_id)
 
     return app.agent(corrections, name="replygate-corrector", concurrency=CONCURRENCY)(corrector)

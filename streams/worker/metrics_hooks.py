@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from schemas.records import OutputRecord, ToolResult
 from streams.broker.topology import Topology
 from streams.core.pipeline import Decision, Gate
 from streams.core.turns import Step
@@ -98,10 +99,8 @@ class WorkerMetrics:
             log.debug("consumer lag not available", exc_info=True)
 
 
-def _snapshot(output: dict[str, Any] | None) -> int | None:
+def _snapshot(output: OutputRecord | None) -> int | None:
     """A tool result's snapshot size: its `text` is the snapshot's JSON when there is one."""
-    if not output or "metadata" not in output:
+    if not isinstance(output, ToolResult) or output.metadata.normalized.generic.output is None:
         return None
-    if output["metadata"]["normalized"]["generic"].get("output") is None:
-        return None
-    return len(output["text"].encode())
+    return len(output.text.encode())

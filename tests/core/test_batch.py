@@ -14,9 +14,10 @@ import orjson
 import pytest
 
 from streams.core.batch import BatchResult, TurnBatch, Write, deadline_topic
-from streams.core.pipeline import Gate, Source
+from streams.core.pipeline import Source
 from streams.core.state import TurnIndex, TurnState
 from streams.settings import Settings
+from tests.support.gates import disk_gate
 from tests.support.samples import encode, raw_reply, tool_call
 
 T0 = datetime(2026, 11, 30, 12, 0, 5, tzinfo=UTC)
@@ -29,7 +30,7 @@ class Harness:
 
     def __init__(self, tmp: Path, **settings: Any) -> None:
         self.settings = Settings(workspaces_root=tmp, media_root=tmp, **settings)
-        self.gate = Gate(self.settings)
+        self.gate = disk_gate(self.settings)
         self.stored: dict[bytes, bytes] = {}
         self.index = TurnIndex(self.settings.state_keep)
         self.batch = TurnBatch(self.gate, lambda _p, key: self.stored.get(key), self.index)
@@ -102,7 +103,7 @@ def test_a_correction_and_its_deadline_give_one_outcome(h: Harness) -> None:
     # the deadline event of a turn whose deadline passed: the notice, once
     late = T0 + timedelta(seconds=40)
     noticed = h.run([(Source(deadline_topic(h.settings), 0, 7, late), orjson.dumps(deadline))])
-    assert [d.output["kind"] for d in noticed.outputs if d.output] == ["failure_notice"]
+    assert [d.output.kind for d in noticed.outputs if d.output] == ["failure_notice"]
     assert noticed.judged[0].step.expired
     # the correction after it is a duplicate
     correction = h.run([(h.source("replies_raw", 8, late), raw_reply(attempt=1))])
@@ -128,7 +129,7 @@ def test_a_reply_older_than_the_horizon_is_a_dead_letter_not_a_second_delivery(
     late = T0 + HORIZON + timedelta(seconds=1)
     result = h.run([(h.source("replies_raw", 1, late), raw_reply())])
     (letter,) = result.outputs
-    assert letter.output is not None and letter.output["reason"] == "turn_expired"
+    assert letter.output is not None and letter.output.reason == "turn_expired"
     assert letter.topic == h.settings.topic("dlq") and result.writes == []
 
 
@@ -142,7 +143,7 @@ def test_a_failure_in_the_gate_is_that_records_dead_letter(tmp_path: Path) -> No
     )
     assert kinds(result) == ["dead_letter", "deliver"]
     assert result.outputs[0].output is not None
-    assert result.outputs[0].output["reason"] == "processing_error"
+    assert result.outputs[0].output.reason == "processing_error"
 
 
 def test_tool_calls_write_no_state(h: Harness) -> None:

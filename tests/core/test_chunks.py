@@ -19,6 +19,7 @@ from streams.core.state import TurnState
 from streams.settings import Settings
 from tests.cli.test_cli_check import replygate
 from tests.core.test_batch import T0, Harness, kinds
+from tests.support.gates import disk_gate
 from tests.support.samples import GITHUB_PAT, NOW, encode, im_text, raw_reply
 
 REPLY_TEXT = raw_reply()["output"]["text"]
@@ -49,7 +50,7 @@ def lines(gate: Gate, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def small_gate(tmp_path: Path) -> Gate:
-    return Gate(Settings(workspaces_root=tmp_path, media_root=tmp_path, max_record_bytes=1024))
+    return disk_gate(Settings(workspaces_root=tmp_path, media_root=tmp_path, max_record_bytes=1024))
 
 
 # ---- the gate, as `replygate check` answers ---------------------------------------------------
@@ -279,7 +280,7 @@ def test_a_correction_request_survives_a_replay_past_attempt_one_chunks(h: Harne
     assert [d.output for d in replay.outputs] == [d.output for d in first.outputs]
     done = h.run(streamed(h, [final(1, attempt=1)], start=9))
     output = done.outputs[0].output
-    assert kinds(done) == ["deliver"] and output is not None and output["corrected"] is True
+    assert kinds(done) == ["deliver"] and output is not None and output.corrected is True
 
 
 def test_incomplete_and_oversized_streams_go_to_correction(tmp_path: Path) -> None:

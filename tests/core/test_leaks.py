@@ -25,8 +25,8 @@ from streams.core import leaks
 from streams.core.leak_rules import BUILTIN_RULES, is_placeholder
 from streams.core.leak_views import decoded_views, may_hide
 from streams.core.leaks import BUILTIN_RULE_IDS, LeakRuleError, Masker, MaskHit
-from streams.core.pipeline import Gate
 from streams.settings import Settings
+from tests.support.gates import disk_gate
 from tests.support.samples import html_reply, raw_reply
 
 CORPUS = Path(__file__).resolve().parents[1] / "leak_corpus"
@@ -1114,31 +1114,31 @@ def test_views_are_bounded_on_hostile_strings() -> None:
 
 
 def test_masked_lists_what_changed_in_the_delivered_html() -> None:
-    gate = Gate(Settings())
+    gate = disk_gate(Settings())
     href = f"https://x.example/cb?token=&#103;hp_{PAT_BODY}"
     answer = f'```html\n<p>See <a class="http-source" target="_blank" href="{href}">it</a></p>\n```'
     raw = orjson.dumps(html_reply(output={"text": answer}))
     decision = gate.check_line(raw, 1, datetime(2026, 12, 1, tzinfo=UTC))
     assert decision.action == "deliver" and decision.output is not None
-    message = decision.output["message"]
+    message = decision.output.message
     assert PAT not in reader(message["html"]) and PAT not in str(message["citations"])
     assert {h.path for h in decision.masked} == {"html", "citations[0]"}
     assert "&#103;" not in message["html"] and "[REDACTED:github-pat]" in message["html"]
 
 
 def test_correction_requests_and_dead_letters_hold_no_escaped_secret() -> None:
-    gate = Gate(Settings())
+    gate = disk_gate(Settings())
     escaped = f"\\u0067hp_{PAT_BODY}"
     text = f'{{"segments": [{{"type": "text", "data": {{"text": "{escaped}"}}}}]'
     reply = raw_reply(output={"text": text})
     now = datetime(2026, 12, 1, tzinfo=UTC)
     correction = gate.check_line(orjson.dumps(reply), 1, now)
     assert correction.action == "request_correction" and correction.output is not None
-    assert PAT not in reader(correction.output["invalid_output"])
+    assert PAT not in reader(correction.output.invalid_output)
     assert [h.path for h in correction.masked] == ["invalid_output"]
     dead = gate.check_line(orjson.dumps({**reply, "attempt": 7}), 2, now)
     assert dead.action == "dead_letter" and dead.output is not None
-    assert PAT not in reader(reader(dead.output["record"]))
+    assert PAT not in reader(reader(dead.output.record))
     assert [h.path for h in dead.masked] == ["record"]
 
 

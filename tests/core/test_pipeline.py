@@ -12,6 +12,7 @@ import pytest
 from schemas.records import CorrectionRequest, DeadLetter, Delivery, ToolResult
 from streams.core.pipeline import Gate, Source
 from streams.settings import Settings
+from tests.support.gates import disk_gate
 from tests.support.samples import (
     GITHUB_PAT,
     NOW,
@@ -30,7 +31,7 @@ def gate(tmp_path: Path) -> Gate:
     (tmp_path / "ws" / "ws-3" / "reports").mkdir(parents=True)
     (tmp_path / "ws" / "ws-3" / "reports" / "sales.csv").write_text(SALES_CSV)
     (tmp_path / "media").mkdir()
-    return Gate(
+    return disk_gate(
         Settings(
             workspaces_root=tmp_path / "ws",
             media_root=tmp_path / "media",
@@ -76,7 +77,7 @@ def test_delivery_goes_to_the_platform_topic_keyed_by_conversation(gate: Gate) -
 
 
 def test_topic_prefix_applies_to_every_output(tmp_path: Path) -> None:
-    gate = Gate(Settings(topic_prefix="prod.", workspaces_root=tmp_path))
+    gate = disk_gate(Settings(topic_prefix="prod.", workspaces_root=tmp_path))
     assert gate.process_reply(encode(raw_reply()), Source("x"), NOW).topic == "prod.delivery.im"
     assert gate.process_reply(b"{", Source("x"), NOW).topic == "prod.replies.dlq"
 
@@ -164,7 +165,7 @@ def test_invalid_first_attempt_requests_one_correction(gate: Gate) -> None:
 
 
 def test_correction_deadline_comes_from_settings(tmp_path: Path) -> None:
-    gate = Gate(Settings(correction_deadline_seconds=5, workspaces_root=tmp_path))
+    gate = disk_gate(Settings(correction_deadline_seconds=5, workspaces_root=tmp_path))
     line = gate.check_line(encode(raw_reply(output={"text": "nope"})), 1, NOW).line()
     assert line["output"]["deadline"] == (NOW + timedelta(seconds=5)).isoformat(
         timespec="milliseconds"
@@ -256,7 +257,7 @@ def test_record_with_neither_id_is_a_dead_letter(gate: Gate) -> None:
 
 
 def test_oversized_record_is_a_dead_letter_cut_at_64_kib(tmp_path: Path) -> None:
-    gate = Gate(Settings(max_record_bytes=200_000, workspaces_root=tmp_path))
+    gate = disk_gate(Settings(max_record_bytes=200_000, workspaces_root=tmp_path))
     record = encode(raw_reply(output={"text": "é" * 150_000}))
     line = gate.check_line(record, 1, NOW).line()
     assert line["output"]["reason"] == "record_too_large"
@@ -374,7 +375,7 @@ def test_malformed_tool_call_is_a_dead_letter(gate: Gate) -> None:
 
 
 def test_closed_platforms_turn_an_unknown_platform_into_a_dead_letter(tmp_path: Path) -> None:
-    gate = Gate(Settings(closed_platforms=True, workspaces_root=tmp_path))
+    gate = disk_gate(Settings(closed_platforms=True, workspaces_root=tmp_path))
     line = gate.check_line(encode(raw_reply(platform="fax")), 1, NOW).line()
     assert line["verdict"] == "dead_letter"
     assert [e["code"] for e in line["errors"]] == ["unknown_platform"]

@@ -150,7 +150,7 @@ def test_the_batch_writes_no_state_for_progress_and_the_correction_still_counts(
     assert between.writes == [] and harness.stored[b"t-42"] == pending_state
     assert [d.action for d in between.outputs] == ["progress"]
     fixed = harness.run([(harness.source("replies_raw", 3), raw_reply(attempt=1))])
-    assert [d.output["corrected"] for d in fixed.outputs if d.output] == [True]
+    assert [d.output.corrected for d in fixed.outputs if d.output] == [True]
     late = harness.run([(harness.source("replies_raw", 4), progress(2))])
     assert late.outputs == [] and late.writes == []
     assert [j.step.outcome for j in late.judged] == ["late_progress"]

@@ -58,7 +58,7 @@ def test_valid_correction_before_deadline_is_delivered_corrected(gate: Gate) -> 
     at = T0 + timedelta(seconds=3)
     step = on_reply(gate, decide(gate, at, attempt=1), waiting(pending), at)
     assert step.outcome == "corrected"
-    assert step.emit[0].output is not None and step.emit[0].output["corrected"] is True
+    assert step.emit[0].output is not None and step.emit[0].output.corrected is True
     assert step.pending is None and step.finished == "corrected"
     assert step.roundtrip_seconds == pytest.approx(3.0)
 
@@ -68,7 +68,7 @@ def test_invalid_correction_gets_the_failure_notice(gate: Gate) -> None:
     at = T0 + timedelta(seconds=3)
     step = on_reply(gate, decide(gate, at, attempt=1, output={"text": "x"}), waiting(pending), at)
     assert step.outcome == "failure_notice"
-    assert step.emit[0].output is not None and step.emit[0].output["kind"] == "failure_notice"
+    assert step.emit[0].output is not None and step.emit[0].output.kind == "failure_notice"
     assert step.pending is None
 
 
@@ -78,7 +78,7 @@ def test_correction_after_the_deadline_gets_the_notice_not_the_reply(gate: Gate)
     step = on_reply(gate, decide(gate, late, attempt=1), waiting(pending), late)
     assert step.outcome == "failure_notice" and step.expired
     assert step.emit[0].output is not None
-    assert step.emit[0].output["delivered_at"] == pending.deadline
+    assert step.emit[0].output.delivered_at == pending.deadline
 
 
 def test_deadline_expiry_sends_one_notice(gate: Gate) -> None:
@@ -87,8 +87,8 @@ def test_deadline_expiry_sends_one_notice(gate: Gate) -> None:
     step = on_deadline(gate, waiting(pending), T0 + timedelta(seconds=30))
     assert step.outcome == "failure_notice" and step.expired and step.pending is None
     notice = step.emit[0].output
-    assert notice is not None and notice["kind"] == "failure_notice"
-    assert notice["delivery_id"] == "t-42"
+    assert notice is not None and notice.kind == "failure_notice"
+    assert notice.delivery_id == "t-42"
     # once finished, a second deadline event does nothing
     again = on_deadline(gate, done("failure_notice"), T0 + timedelta(seconds=31))
     assert again.outcome == "ignored" and again.emit == ()

@@ -33,7 +33,8 @@ from replygate_dev.scripted_llm import choose
 
 from streams.core.pipeline import Decision, Gate, Source
 from streams.settings import Settings
-from streams.worker.corrector import build_messages, reply_from_completion
+from streams.worker.corrector import build_messages, reply_from_completion, reply_json
+from tests.support.gates import disk_gate
 from tests.support.kafka import REPO, PrivateBroker, free_port
 
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
@@ -66,7 +67,7 @@ def samples() -> list[Sample]:
 
 @pytest.fixture
 def gate() -> Gate:
-    return Gate(
+    return disk_gate(
         with_demo_contract(
             Settings(workspaces_root=SAMPLES_DIR / "workspaces", media_root=SAMPLES_DIR / "media")
         )
@@ -110,7 +111,7 @@ def run_offline(gate: Gate, sample: Sample, samples: list[Sample]) -> Seen:
                     continue  # cancelled while pending: the late correction is dropped
             finished = finished or decision.action != "dead_letter"
             if decision.output is not None and decision.topic is not None:
-                seen.finals.append((str(logical_topic(decision)), decision.output))
+                seen.finals.append((str(logical_topic(decision)), decision.line()["output"]))
     return seen
 
 
@@ -120,7 +121,7 @@ def correct_offline(gate: Gate, decision: Decision, samples: list[Sample]) -> De
     if canned.status != 200 or canned.delay >= CORRECTOR_TIMEOUT_SECONDS:
         return None
     reply = reply_from_completion(decision.output, canned.content, "scripted", NOW)
-    return gate.process_reply(orjson.dumps(reply), Source("replies.raw"), NOW)
+    return gate.process_reply(reply_json(reply), Source("replies.raw"), NOW)
 
 
 # ---- the sample file ---------------------------------------------------------------------

@@ -17,11 +17,11 @@ from replygate_dev.demo import SAMPLES_DIR, free_port
 from schemas.delivered import check_delivery, message_issues
 from schemas.registry import BUILTIN_CONTRACTS
 from streams.cli.main import main
-from streams.core.pipeline import Gate
 from streams.endpoint.dedup import PRUNE_BATCH, SeenIds, StateFileError
 from streams.endpoint.deliveries import Endpoint, default_group, judge
 from streams.settings import Settings
 from tests.support.deliveries import SECRET, delivery, invalid_delivery
+from tests.support.gates import disk_gate
 from tests.support.kafka import REPO
 
 
@@ -116,7 +116,7 @@ def test_a_state_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
 
 
 def test_every_delivery_the_gate_makes_of_the_samples_validates_again() -> None:
-    gate = Gate(
+    gate = disk_gate(
         Settings(media_root=SAMPLES_DIR / "media", workspaces_root=SAMPLES_DIR / "workspaces")
     )
     contracts = set()

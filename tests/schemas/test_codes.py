@@ -30,9 +30,10 @@ from schemas.codes import (
 )
 from schemas.errors import _CODES, _code_for
 from schemas.records import DeadLetter, DeadReason
-from streams.core.pipeline import Gate, Source
+from streams.core.pipeline import Source
 from streams.ops.metrics import Metrics, bound
 from streams.settings import Settings
+from tests.support.gates import disk_gate
 from tests.support.kafka import REPO
 
 SOURCES = sorted([*REPO.glob("schemas/**/*.py"), *REPO.glob("streams/**/*.py")])
@@ -187,7 +188,7 @@ def test_the_generator_check_mode_agrees() -> None:
 
 def test_the_demo_samples_only_produce_registered_codes() -> None:
     """A dynamic spot check beside the static scan: real records through the real gate."""
-    gate = Gate(
+    gate = disk_gate(
         Settings(workspaces_root=SAMPLES_DIR / "workspaces", media_root=SAMPLES_DIR / "media")
     )
     now = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

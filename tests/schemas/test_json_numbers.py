@@ -11,6 +11,7 @@ import pytest
 from schemas.json_numbers import INT_MAX, INT_MIN, wide_integer
 from streams.core.pipeline import Gate
 from streams.settings import Settings
+from tests.support.gates import disk_gate
 from tests.support.samples import raw_reply, tool_call
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -22,7 +23,7 @@ def gate(tmp_path_factory: pytest.TempPathFactory) -> Gate:
     root = tmp_path_factory.mktemp("numbers")
     (root / "ws").mkdir()
     (root / "media").mkdir()
-    return Gate(Settings(workspaces_root=root / "ws", media_root=root / "media"))
+    return disk_gate(Settings(workspaces_root=root / "ws", media_root=root / "media"))
 
 
 def face_text(face_id: str) -> str:

@@ -13,6 +13,7 @@ from schemas.preview import MAX_CODE_POINTS, html_text, one_line, preview, proje
 from streams.core.leaks import Masker
 from streams.core.pipeline import Gate
 from streams.settings import Settings
+from tests.support.gates import disk_gate
 from tests.support.samples import (
     GITHUB_PAT,
     HTML_ANSWER,
@@ -33,7 +34,7 @@ def mask(text: str) -> str:
 @pytest.fixture(scope="module")
 def gate(tmp_path_factory: pytest.TempPathFactory) -> Gate:
     tmp: Path = tmp_path_factory.mktemp("preview")
-    return Gate(Settings(workspaces_root=tmp, media_root=tmp))
+    return disk_gate(Settings(workspaces_root=tmp, media_root=tmp))
 
 
 def delivered_preview(gate: Gate, record: dict[str, Any]) -> str:

@@ -19,6 +19,7 @@ from streams.core.contracts import MAX_SCHEMA_BYTES, ContractLoadError, build_re
 from streams.core.pipeline import Gate
 from streams.settings import Settings, load_settings
 from tests.cli.test_cli_check import replygate
+from tests.support.gates import disk_gate
 from tests.support.samples import GITHUB_PAT, NOW, encode, raw_reply
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -82,7 +83,7 @@ def ticket_settings(tmp_path: Path, instructions: str | None = None) -> Settings
 
 @pytest.fixture
 def gate(tmp_path: Path) -> Gate:
-    return Gate(ticket_settings(tmp_path, "Answer with the ticket object only."))
+    return disk_gate(ticket_settings(tmp_path, "Answer with the ticket object only."))
 
 
 def ticket(reply: Any, **changes: Any) -> dict[str, Any]:
@@ -323,7 +324,7 @@ def test_a_bad_schema_contract_stops_the_start_with_one_message(
     config = write_config(tmp_path, entries, files)
     settings = load_settings(config)
     with pytest.raises(ContractLoadError) as caught:
-        Gate(settings)
+        disk_gate(settings)
     message = str(caught.value)
     assert problem in message and "\n" not in message
     assert entries[-1]["name"] in message and entries[-1]["schema"] in message

@@ -13,8 +13,8 @@ import orjson
 import pytest
 from replygate_dev.scripted_llm import Canned, ScriptedLLM, choose, completion_body
 
-from schemas.records import RawReply
-from streams.core.pipeline import Gate, Source
+from schemas.records import CorrectionRequest, RawReply, record_json
+from streams.core.pipeline import Source
 from streams.settings import CorrectorSettings, Settings
 from streams.worker.corrector import (
     CONCURRENCY,
@@ -26,7 +26,9 @@ from streams.worker.corrector import (
     parse_request,
     register_corrector,
     reply_from_completion,
+    reply_json,
 )
+from tests.support.gates import disk_gate
 from tests.support.kafka import Deployment, by_topic, collect, free_port, produce
 from tests.support.samples import im_text, raw_reply
 
@@ -53,6 +55,11 @@ def request(**changes: Any) -> dict[str, Any]:
     return record
 
 
+def typed(**changes: Any) -> CorrectionRequest:
+    """The request as the corrector reads it."""
+    return CorrectionRequest.model_validate(request(**changes))
+
+
 def corrector(llm: ScriptedLLM | None = None, **changes: Any) -> CorrectorSettings:
     base = llm.base_url if llm is not None else "http://127.0.0.1:9/v1"
     return CorrectorSettings(enabled=True, base_url=base, **changes)
@@ -62,7 +69,7 @@ def corrector(llm: ScriptedLLM | None = None, **changes: Any) -> CorrectorSettin
 
 
 def test_messages_are_the_instructions_then_the_invalid_reply_and_errors() -> None:
-    messages = build_messages(request())
+    messages = build_messages(typed())
     assert [m["role"] for m in messages] == ["system", "user"]
     assert all(set(m) == {"role", "content"} for m in messages)
     assert messages[0]["content"] == request()["instructions"]
@@ -73,19 +80,30 @@ def test_messages_are_the_instructions_then_the_invalid_reply_and_errors() -> No
 
 
 def test_messages_carry_nothing_but_the_request_content() -> None:
-    text = "\n".join(m["content"] for m in build_messages(request()))
+    text = "\n".join(m["content"] for m in build_messages(typed()))
     for other in ("t-42", "c-7", "2026-11-30T12:00:30Z", "im.segments.v1"):
         assert other not in text
 
 
 def test_invalid_output_is_sent_whole() -> None:
     long = "x" * 300_000
-    assert long in build_messages(request(invalid_output=long))[1]["content"]
+    assert long in build_messages(typed(invalid_output=long))[1]["content"]
 
 
 def test_reply_is_the_turns_attempt_1_raw_reply() -> None:
-    reply = reply_from_completion(request(), GOOD, "gpt-test", NOW)
+    reply = orjson.loads(reply_json(reply_from_completion(typed(), GOOD, "gpt-test", NOW)))
     RawReply.model_validate(reply)  # closed and strict
+    assert list(reply) == [
+        "turn_id",
+        "conversation_id",
+        "platform",
+        "contract",
+        "attempt",
+        "provider",
+        "output",
+        "context",
+        "produced_at",
+    ]
     assert reply["turn_id"] == "t-42" and reply["conversation_id"] == "c-7"
     assert (reply["platform"], reply["contract"]) == ("im", "im.segments.v1")
     assert reply["attempt"] == 1
@@ -96,20 +114,20 @@ def test_reply_is_the_turns_attempt_1_raw_reply() -> None:
 
 
 def test_reply_is_delivered_as_corrected_by_the_gate(tmp_path: Path) -> None:
-    gate = Gate(Settings(workspaces_root=tmp_path, media_root=tmp_path))
-    raw = orjson.dumps(reply_from_completion(request(), GOOD, "m", NOW))
+    gate = disk_gate(Settings(workspaces_root=tmp_path, media_root=tmp_path))
+    raw = reply_json(reply_from_completion(typed(), GOOD, "m", NOW))
     decision = gate.process_reply(raw, Source("replies.raw"), NOW)
     assert decision.action == "deliver"
-    assert decision.output is not None and decision.output["corrected"] is True
+    assert decision.output is not None and decision.output.corrected is True
 
 
 def test_provider_stays_within_the_envelope_limit() -> None:
-    reply = reply_from_completion(request(), GOOD, "m" * 500, NOW)
-    RawReply.model_validate(reply)
+    reply = reply_from_completion(typed(), GOOD, "m" * 500, NOW)
+    assert reply.provider is not None and len(reply.provider) == 200
 
 
 def test_request_must_be_a_closed_correction_request() -> None:
-    assert parse_request(orjson.dumps(request()))["turn_id"] == "t-42"
+    assert parse_request(orjson.dumps(request())) == typed()
     for bad in (
         b"not json",
         b"[]",
@@ -162,16 +180,16 @@ async def test_complete_sends_one_plain_chat_request() -> None:
     with ScriptedLLM([Canned("", content=GOOD)]) as llm:
         settings = corrector(llm, api_key=API_KEY, model="m-1")
         async with httpx.AsyncClient() as client:
-            assert await complete(client, settings, build_messages(request())) == GOOD
+            assert await complete(client, settings, build_messages(typed())) == GOOD
     (seen,) = llm.requests()
-    assert seen.body == {"model": "m-1", "messages": build_messages(request()), "temperature": 0}
+    assert seen.body == {"model": "m-1", "messages": build_messages(typed()), "temperature": 0}
     assert seen.headers["authorization"] == f"Bearer {API_KEY}"
 
 
 async def test_no_authorization_header_without_a_key() -> None:
     with ScriptedLLM([Canned("", content=GOOD)]) as llm:
         async with httpx.AsyncClient() as client:
-            await complete(client, corrector(llm), build_messages(request()))
+            await complete(client, corrector(llm), build_messages(typed()))
     assert "authorization" not in llm.requests()[0].headers
 
 
@@ -179,9 +197,7 @@ async def test_timeout_is_one_attempt_and_bounded() -> None:
     with ScriptedLLM([Canned("", content=GOOD, delay=5)]) as llm:
         async with httpx.AsyncClient() as client:
             with pytest.raises(CorrectionFailed) as info:
-                await complete(
-                    client, corrector(llm, timeout_seconds=0.3), build_messages(request())
-                )
+                await complete(client, corrector(llm, timeout_seconds=0.3), build_messages(typed()))
     # the scripted answer takes 5 s: "timeout" proves the 0.3 s bound held
     assert info.value.reason == "timeout"
     assert len(llm.requests()) == 1
@@ -203,7 +219,7 @@ async def test_http_error_is_a_failure_without_retry() -> None:
     with ScriptedLLM([Canned("", status=500)]) as llm:
         async with httpx.AsyncClient() as client:
             with pytest.raises(CorrectionFailed) as info:
-                await complete(client, corrector(llm), build_messages(request()))
+                await complete(client, corrector(llm), build_messages(typed()))
     assert info.value.reason == "http_status" and "500" in str(info.value)
     assert len(llm.requests()) == 1
 
@@ -249,7 +265,7 @@ async def test_correct_turns_a_request_into_the_attempt_1_reply() -> None:
     with ScriptedLLM([Canned("", content=GOOD)]) as llm:
         async with httpx.AsyncClient() as client:
             reply = await correct(client, settings_for(llm), orjson.dumps(request()), NOW)
-    assert reply == reply_from_completion(request(), GOOD, "gpt-4o-mini", NOW)
+    assert reply == reply_from_completion(typed(), GOOD, "gpt-4o-mini", NOW)
 
 
 async def test_failed_call_publishes_nothing_and_logs_no_secret(
@@ -337,7 +353,7 @@ def test_worker_corrects_an_invalid_reply_through_the_scripted_endpoint(tmp_path
     # Exactly one completion, with no tools and nothing but the request's own content.
     assert len(seen) == 1
     assert set(seen[0].body) == {"model", "messages", "temperature"}
-    assert seen[0].messages == build_messages(correction)
+    assert seen[0].messages == build_messages(CorrectionRequest.model_validate(correction))
     assert "HIDDEN-REASONING" not in seen[0].text() and "555000111" not in seen[0].text()
     assert seen[0].headers["authorization"] == f"Bearer {API_KEY}"
     log = "\n".join(p.read_text(errors="replace") for p in deployment.logs)
@@ -369,7 +385,7 @@ def test_a_100000_character_invalid_reply_is_never_cut(tmp_path: Path, contract:
     """Long replies (32,000 characters and more) reach the corrector whole, end included."""
     text = "prose " * 16_666 + "THE-END\x07"
     assert len(text) > 100_000
-    gate = Gate(Settings(workspaces_root=tmp_path, media_root=tmp_path))
+    gate = disk_gate(Settings(workspaces_root=tmp_path, media_root=tmp_path))
     record = {
         "turn_id": "t-long",
         "conversation_id": "c-7",
@@ -381,7 +397,7 @@ def test_a_100000_character_invalid_reply_is_never_cut(tmp_path: Path, contract:
     }
     decision = gate.process_reply(orjson.dumps(record), Source("replies.raw"), NOW)
     assert decision.action == "request_correction" and decision.output is not None
-    assert decision.output["invalid_output"] == text
-    parsed = parse_request(orjson.dumps(decision.output))
+    assert decision.output.invalid_output == text
+    parsed = parse_request(record_json(decision.output))
     (_, user) = build_messages(parsed)
     assert text in user["content"]

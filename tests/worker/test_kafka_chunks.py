@@ -17,8 +17,8 @@ from typing import Any
 import orjson
 import pytest
 
-from streams.core.pipeline import Gate
 from tests.support.crash_harness import Supervisor, wait_killed
+from tests.support.gates import disk_gate
 from tests.support.kafka import Deployment, collect, produce
 from tests.support.samples import GITHUB_PAT, encode, im_text, raw_reply
 
@@ -104,7 +104,8 @@ def test_a_kill_between_chunks_and_before_the_final_record_delivers_once(
     assert [r for t, _k, r in records if t == out[2]] == []
     assert [x["delivery_id"] for x in deliveries] == ["t-stream"], d.log_tail()
     unsplit = raw_reply(turn_id="t-stream", conversation_id=CONV, output={"text": TEXT})
-    expected = Gate(d.settings()).check_line(encode(unsplit), 1, datetime.now(UTC)).output
+    gate = disk_gate(d.settings())
+    expected = gate.check_line(encode(unsplit), 1, datetime.now(UTC)).line()["output"]
     assert expected is not None and "[REDACTED:" in orjson.dumps(expected).decode()
     assert {**deliveries[0], "delivered_at": 0} == {**expected, "delivered_at": 0}
     assert all(GITHUB_PAT.encode() not in v for _t, _k, v in records)
