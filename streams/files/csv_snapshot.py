@@ -108,15 +108,24 @@ def relative_key(repo: str | None, path: str) -> str:
     return posixpath.normpath(joined.replace("\\", "/"))
 
 
-# The path rule's refusals as this stage's codes, and the message when the rule gives none.
-_CODES: dict[str, tuple[str, str]] = {
-    "not_found": ("csv_not_found", "no such file in the workspace"),
-    "loop": ("csv_symlink_loop", "the path runs into a symlink loop"),
-    "outside": ("csv_outside_workspace", "the real path (symlinks resolved) leaves the workspace"),
-    "unreadable": ("csv_unreadable", "the file cannot be read"),
-    "not_regular": ("csv_not_regular_file", "is not a regular file"),
-    "changed": ("csv_changed_during_read", "the file changed while it was opened"),
-}
+def _problem(refused: FileRefused) -> CsvProblem:
+    """The path rule's refusal as this stage's code (each written out: the code scan reads them)."""
+    detail = refused.detail
+    match refused.kind:
+        case "not_found":
+            return CsvProblem("csv_not_found", "no such file in the workspace")
+        case "loop":
+            return CsvProblem("csv_symlink_loop", "the path runs into a symlink loop")
+        case "outside":
+            return CsvProblem(
+                "csv_outside_workspace", "the real path (symlinks resolved) leaves the workspace"
+            )
+        case "not_regular":
+            return CsvProblem("csv_not_regular_file", "is not a regular file")
+        case "changed":
+            return CsvProblem("csv_changed_during_read", detail or "the file changed")
+        case _:
+            return CsvProblem("csv_unreadable", detail or "the file cannot be read")
 
 
 def read_csv_bytes(workspace_real: str, rel: str, max_bytes: int) -> bytes:
@@ -124,8 +133,7 @@ def read_csv_bytes(workspace_real: str, rel: str, max_bytes: int) -> bytes:
     try:
         return read_regular(resolve_inside(workspace_real, rel, strict=True), max_bytes + 1)
     except FileRefused as refused:
-        code, message = _CODES[refused.kind]
-        raise CsvProblem(code, refused.detail or message) from None
+        raise _problem(refused) from None
 
 
 # --------------------------------------------------------------------------- parsing

@@ -30,8 +30,6 @@ UNREADABLE: Final = "attachment_unreadable"
 OUTSIDE_ROOT: Final = "attachment_outside_root"
 WRONG_KIND: Final = "attachment_wrong_kind"
 OVERSIZED: Final = "attachment_oversized"
-# The path rule's refusals that media name apart; every other one is "unreadable".
-_REASONS: Final[Mapping[str, str]] = {"outside": OUTSIDE_ROOT, "oversized": OVERSIZED}
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,12 +146,21 @@ def decode_base64(value: str, limit: int) -> bytes:
 
 
 # --- local paths ------------------------------------------------------------------------------
+def _refusal(refused: FileRefused) -> AttachmentError:
+    """Media name two of the path rule's refusals apart; every other one is "unreadable"."""
+    if refused.kind == "outside":
+        return AttachmentError(OUTSIDE_ROOT)
+    if refused.kind == "oversized":
+        return AttachmentError(OVERSIZED)
+    return AttachmentError(UNREADABLE)
+
+
 def resolve_media_path(value: str, media_root: Path) -> str:
     """The real path (symlinks resolved) of `value` under the media root, or why not."""
     try:
         return resolve_inside(os.path.realpath(media_root), value, strict=False)
     except FileRefused as refused:
-        raise AttachmentError(_REASONS.get(refused.kind, UNREADABLE)) from None
+        raise _refusal(refused) from None
     except (OSError, ValueError):
         raise AttachmentError(UNREADABLE) from None
 
@@ -163,7 +170,7 @@ def read_media_head(real: str, limit: int) -> bytes:
     try:
         return read_regular(real, SNIFF_BYTES, size_limit=limit)
     except FileRefused as refused:
-        raise AttachmentError(_REASONS.get(refused.kind, UNREADABLE)) from None
+        raise _refusal(refused) from None
 
 
 # --- the stage --------------------------------------------------------------------------------
