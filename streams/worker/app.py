@@ -450,8 +450,20 @@ def create_app(settings: Settings) -> GateApp:
     return app
 
 
+# RocksDB keeps a database per partition. Faust's defaults (three 64 MiB write buffers and a
+# 2 GiB block cache each) let a worker's memory grow with its state: a million finished turns
+# held 310 MB. These bound each partition's database to about 20 MiB of memory.
+ROCKSDB_OPTIONS: dict[str, int] = {
+    "write_buffer_size": 4 * 1024 * 1024,
+    "max_write_buffer_number": 2,
+    "block_cache_size": 8 * 1024 * 1024,
+    "block_cache_compressed_size": 4 * 1024 * 1024,
+}
+
+
 def turns_table(app: GateApp, topology: Topology, partitions: int) -> Any:
     """The turn state table, its changelog configured as the topology says."""
+    rocksdb = str(app.conf.store).startswith("rocksdb")
     # Keys and values are bytes (orjson values), so they read back the same after recovery.
     return app.Table(
         TURNS_TABLE,
@@ -460,6 +472,7 @@ def turns_table(app: GateApp, topology: Topology, partitions: int) -> Any:
         key_type=bytes,
         value_type=bytes,
         extra_topic_configs=dict(topology.changelog.config),
+        options=dict(ROCKSDB_OPTIONS) if rocksdb else None,
     )
 
 

@@ -41,3 +41,17 @@ def test_exactly_once_is_refused_before_anything_is_built(tmp_path: Path) -> Non
     with pytest.raises(ConfigError):
         create_app(_settings(tmp_path, processing_guarantee="exactly_once"))
     assert not (tmp_path / "data").exists()
+
+
+def test_a_rocksdb_store_gets_bounded_memory_options(tmp_path: Path) -> None:
+    """Faust's RocksDB defaults (a 2 GiB block cache, three 64 MiB write buffers per partition)
+    would let a worker's memory grow with its state."""
+    from streams.worker.app import ROCKSDB_OPTIONS
+
+    store = create_app(_settings(tmp_path, store="rocksdb://")).tables["turns"].data
+    options = store.rocksdb_options  # type: ignore[attr-defined]
+    assert options.write_buffer_size == ROCKSDB_OPTIONS["write_buffer_size"] <= 8 * 1024 * 1024
+    assert options.block_cache_size == ROCKSDB_OPTIONS["block_cache_size"] <= 16 * 1024 * 1024
+    assert options.max_write_buffer_number == 2
+    memory = create_app(_settings(tmp_path / "m")).tables["turns"]
+    assert memory.options is None
