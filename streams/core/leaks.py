@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any, AnyStr, Final
 
+import orjson
 import re2
 
 from schemas.errors import child_path
@@ -337,14 +338,18 @@ class Masker:
     def _tree_is_clean(self, value: Any) -> bool:
         """True when the walk would change nothing: the common case, at a fraction of its cost.
 
-        The walk costs a Python frame per string; here the strings without decoded views
-        (ASCII, no escapes or markup) are joined by newlines and pre-filtered in one RE2 pass.
+        The walk costs a Python frame per string. Most trees have no string with a decoded
+        view: their JSON is pre-filtered whole (`_plain_json`). Otherwise the strings without
+        views (ASCII, no escapes or markup) are joined by newlines and pre-filtered in one pass.
         No trigger is anchored to a text edge (`_joinable`) and a newline reads like one to
         `\\b`, so a match inside any one string is a match in the join. The other strings go
         through `mask_text` one by one; secret-named keys are judged as the walk judges them.
         """
         if not self._joinable or not isinstance(value, (dict, list, tuple)):
             return False
+        dump = _plain_json(value)
+        if dump is not None:
+            return _secret_key_in_json(dump, 0) is None and self._prefilter(dump, 0) is None
         texts = _tree_texts(value)
         if texts is None:
             return False
@@ -377,6 +382,32 @@ def _edge_free(trigger: str) -> bool:
     holding that string."""
     bare = trigger.replace("[^", "[")
     return not any(token in bare for token in ("^", "$", "\\A", "\\z"))
+
+
+# The JSON escapes of a string without a backslash of its own, and what they stand for.
+_UNESCAPES: Final = ((b"\\n", b"\n"), (b"\\t", b"\t"), (b"\\r", b"\r"), (b'\\"', b'"'))
+
+
+def _plain_json(value: Any) -> bytes | None:
+    """The tree as JSON (one C-level pass instead of a Python step per string) with its strings
+    unescaped, when none of them has a decoded view; else None.
+
+    ASCII without a backslash, `&`, `%` or `<` is what `may_hide` asks of each string. Every
+    string then stands in the text as it is, between quotes, which read like the join's
+    newlines to `\\b`: a trigger matching in one string matches in the text.
+    """
+    try:
+        dump = orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError too: non-str keys, surrogates, cycles, depth
+        return None
+    if not dump.isascii() or b"\\\\" in dump:
+        return None
+    if b"\\" in dump:
+        for escape, char in _UNESCAPES:
+            dump = dump.replace(escape, char)
+        if b"\\" in dump:
+            return None
+    return None if b"&" in dump or b"%" in dump or b"<" in dump else dump
 
 
 def _tree_texts(value: Any) -> tuple[list[str], list[tuple[str, str]]] | None:
@@ -552,10 +583,17 @@ def _fold(pieces: list[_Piece]) -> list[tuple[int, int, str, bool]]:
 
 
 # A dict key that names a secret: {"password": ...}, {"OPENAI_API_KEY": ...}, {"clientSecret": ...}.
-_SECRET_KEY = re.compile(
-    r"(?i)[A-Za-z0-9_.-]{0,60}(?:passwd|password|passphrase|[_.-]pass|pwd|secret|token"
+_SECRET_KEY_BODY: Final = (
+    r"[A-Za-z0-9_.-]{0,60}(?:passwd|password|passphrase|[_.-]pass|pwd|secret|token"
     r"|credentials?|(?:api|secret|access|private|auth|client|encryption|signing|master|app"
     r"|session)[_-]?(?:key|token|secret)|apikey)"
+)
+_SECRET_KEY = re.compile(f"(?i){_SECRET_KEY_BODY}")
+# Such a key in a tree's plain JSON (`_plain_json`): every secret-named key is found (maybe
+# more: a value may read like one), so the walk judges the values. RE2: one linear pass, where
+# `re` backtracks through the alternation at every quote.
+_secret_key_in_json = spans_finder(
+    _compile("secret-key", f'(?i)"{_SECRET_KEY_BODY}":', ascii_only=True)
 )
 _secret_key_cache: dict[str, bool] = {}
 

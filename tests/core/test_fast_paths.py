@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -123,3 +124,70 @@ def test_html_preview_text_stops_early_with_the_same_line(html: str) -> None:
     from schemas.preview import html_text
 
     assert one_line(html_text(html, MAX_CODE_POINTS)) == one_line(html_text(html))
+
+
+def _leak_atoms() -> list[str]:
+    """One secret of each corpus rule, whole and halved, with the characters that decide
+    whether a string has a decoded view or a JSON escape."""
+    from pathlib import Path
+
+    rows = [
+        orjson.loads(line)
+        for line in (Path(__file__).parents[1] / "leak_corpus" / "secrets.jsonl")
+        .read_bytes()
+        .decode()
+        .splitlines()
+        if line.strip()
+    ]
+    first = {row["rule"]: row for row in reversed(rows)}
+    atoms = [*'"\\\n\t\r\x08 =:&%<>é\u200b', "<b>", "password = ", "api_key: ", "sk-"]
+    for row in first.values():
+        text = row["text"]
+        atoms += [row["secret"], text, text[: len(text) // 2], text[len(text) // 2 :]]
+    return atoms
+
+
+_LEAK_TEXT = st.lists(st.sampled_from(_leak_atoms()), max_size=6).map("".join)
+_LEAK_KEYS = st.sampled_from(["password", "api_key", "AUTH_TOKEN", "max_tokens", "text", "n"])
+_LEAK_TREES = st.recursive(
+    _LEAK_TEXT | st.integers() | st.none(),
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(_LEAK_KEYS | _LEAK_TEXT, kids),
+    max_leaves=12,
+).filter(lambda tree: isinstance(tree, (dict, list)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_LEAK_TREES)
+def test_clean_tree_by_its_json_masks_as_the_walk(tree: Any) -> None:
+    """The whole-JSON pre-filter never calls a tree clean that the per-string walk masks."""
+    from streams.core.leaks import Masker
+
+    fast, walk = Masker(), Masker()
+    walk._joinable = False
+    assert fast.mask_tree(tree) == walk.mask_tree(tree)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_LEAK_TREES)
+def test_plain_json_holds_every_string_between_quotes(tree: Any) -> None:
+    """What the shortcut relies on: each string as it is, between quotes, none with a view."""
+    from streams.core.leak_views import may_hide
+    from streams.core.leaks import _plain_json, _tree_texts
+
+    dump = _plain_json(tree)
+    texts = _tree_texts(tree)
+    if dump is None or texts is None:
+        return
+    for text in texts[0]:
+        assert not may_hide(text)
+        assert b'"' + text.encode() + b'"' in dump
+
+
+def test_plain_json_takes_the_common_trees_and_refuses_the_others() -> None:
+    from streams.core.leaks import _plain_json
+
+    assert _plain_json({"a": ["x\ny", 'say "hi"\t', 1]}) == b'{"a":["x\ny","say "hi"\t",1]}'
+    for tree in ({"a": "b\\nc"}, {"a": "&amp;"}, {"a": "50%"}, {"a": "<b>"}, {"a": "é"}):
+        assert _plain_json(tree) is None, tree
+    assert _plain_json({"a": "\x08"}) is None  # an escape other than \n, \t, \r, \"
+    assert _plain_json({1: "x"}) is None  # not JSON: the walk decides
