@@ -32,6 +32,10 @@ from functools import lru_cache
 from html.entities import html5 as html5_entities
 from typing import Final
 
+import re2
+
+from schemas.re2_spans import spans_finder
+
 __all__ = ["View", "decoded_text", "decoded_views", "may_hide"]
 
 
@@ -216,9 +220,33 @@ MARKUP: Final = _Stage(
 PERCENT: Final = _Stage(
     "percent", lambda t: "%" in t, _PERCENT, _percent, lambda t: _PERCENT_RUN.sub(_utf8, t)
 )
+
+
+def _re2_class(chars: str) -> Callable[[bytes, int], object]:
+    opts = re2.Options()
+    opts.log_errors = False
+    return spans_finder(re2.compile(f"[{chars}]", opts))
+
+
+_ANY_INVISIBLE = _re2_class(_INVISIBLE_CLASS)
+
+
+def has_invisible(text: str) -> bool:
+    """Does `text` hold an invisible character? RE2 over its UTF-8 in a fraction of the time of
+    `re`, which tries a class with no literal prefix at every position; `re` for text RE2 cannot
+    read (lone surrogates)."""
+    if text.isascii():
+        return False
+    try:
+        data = text.encode()
+    except UnicodeEncodeError:
+        return _INVISIBLE.search(text) is not None
+    return _ANY_INVISIBLE(data, 0) is not None
+
+
 INVISIBLE: Final = _Stage(
     "invisible",
-    lambda t: not t.isascii(),
+    has_invisible,
     _INVISIBLE,
     _invisible,
     lambda t: _INVISIBLE.sub("", t),

@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any, Literal, TypeVar
 
 import orjson
@@ -188,8 +189,11 @@ ChunksFor = Callable[[str, int], ChunkBuffer | None]
 CHECK_STREAMS_MAX = 1000
 
 
+@lru_cache(maxsize=64)
 def iso(moment: datetime) -> str:
-    """UTC, millisecond precision, `Z`: one spelling for every timestamp the gate writes."""
+    """UTC, millisecond precision, `Z`: one spelling for every timestamp the gate writes.
+
+    Cached: a batch's records share their clock reading, and equal datetimes are one instant."""
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 

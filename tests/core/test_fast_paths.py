@@ -191,3 +191,33 @@ def test_plain_json_takes_the_common_trees_and_refuses_the_others() -> None:
         assert _plain_json(tree) is None, tree
     assert _plain_json({"a": "\x08"}) is None  # an escape other than \n, \t, \r, \"
     assert _plain_json({1: "x"}) is None  # not JSON: the walk decides
+
+
+_INVISIBLE_SAMPLES = "\u00ad\u034f\u200b\u2060\ufeff\ufe0f\U000e0041\U000e0100\u3164"
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.text(
+        alphabet=st.characters(codec=None, exclude_categories=())
+        | st.sampled_from(f"ab é…\ud800\udfff{_INVISIBLE_SAMPLES}")
+    )
+)
+def test_invisible_characters_found_as_re_finds_them(text: str) -> None:
+    """RE2 over UTF-8 (lone surrogates: `re`) answers as the `re` class it stands in for."""
+    from streams.core.leak_views import _INVISIBLE, has_invisible
+
+    assert has_invisible(text) == (_INVISIBLE.search(text) is not None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.datetimes(timezones=st.timezones()), st.datetimes(timezones=st.timezones()))
+def test_cached_timestamps_equal_the_formula(first: Any, second: Any) -> None:
+    """Equal datetimes (one instant, any zone) share a cache entry: they spell the same."""
+    from datetime import UTC
+
+    from streams.core.pipeline import iso
+
+    for moment in (first, second, first, second.astimezone(UTC)):
+        expected = moment.astimezone(UTC).isoformat(timespec="milliseconds")
+        assert iso(moment) == expected.replace("+00:00", "Z")
