@@ -199,7 +199,15 @@ def _check_extra(rule_id: object, pattern: object, taken: set[str]) -> tuple[str
 class Masker:
     """Masks secrets in strings and JSON-like trees; built once, used on every outgoing record."""
 
-    __slots__ = ("_clean", "_joinable", "_literal_count", "_prefilter", "_rules", "_selector")
+    __slots__ = (
+        "_clean",
+        "_joinable",
+        "_literal_count",
+        "_prefilter",
+        "_rules",
+        "_selector",
+        "_tree_filter",
+    )
 
     def __init__(self, literals: Sequence[str] = (), patterns: Mapping[str, str] | None = None):
         if isinstance(literals, (str, bytes)):
@@ -233,6 +241,7 @@ class Masker:
         # Whether one pre-filter pass over many strings joined by newlines is as good as one
         # pass per string (see `_tree_is_clean`).
         self._joinable = prefilter is not None and all(_edge_free(r.trigger) for r in rules)
+        self._tree_filter = _tree_filter(self._rules, self._prefilter)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Masker:
@@ -349,7 +358,7 @@ class Masker:
             return False
         dump = _plain_json(value)
         if dump is not None:
-            return _secret_key_in_json(dump, 0) is None and self._prefilter(dump, 0) is None
+            return self._tree_filter(dump, 0) is None
         texts = _tree_texts(value)
         if texts is None:
             return False
@@ -453,6 +462,21 @@ def _build_prefilter(rules: Sequence[_Rule]) -> tuple[Any, Any]:
     except (LeakRuleError, re2.error):
         return None, None  # too large to combine: every rule runs on every string instead
     return prefilter, selector
+
+
+def _tree_filter(rules: Sequence[_Rule], prefilter: _Search) -> _Search:
+    """The pre-filter and the secret-named keys of a tree's plain JSON (`_plain_json`) in one
+    RE2 pass; two passes when the combined pattern is too large to build."""
+    triggers = "|".join(f"(?:{r.trigger})" for r in rules)
+    try:
+        both = _compile("prefilter", f'{triggers}|(?i:"{_SECRET_KEY_BODY}":)', _PREFILTER_MEM)
+    except LeakRuleError:
+
+        def twice(data: bytes, pos: int) -> Sequence[tuple[int, int]] | None:
+            return _secret_key_in_json(data, pos) or prefilter(data, pos)
+
+        return twice
+    return _raw_search(both)
 
 
 def _maybe(_data: bytes, _pos: int) -> Sequence[tuple[int, int]] | None:

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from schemas.im_segments import DATA_MODELS, _plainly_valid
 from schemas.preview import MAX_CODE_POINTS, one_line
+from streams.core.leaks import Masker
 
 _VALUES = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
 _KEYS = st.sampled_from(
@@ -156,15 +157,30 @@ _LEAK_TREES = st.recursive(
 ).filter(lambda tree: isinstance(tree, (dict, list)))
 
 
+_FAST = Masker()
+_WALK = Masker()
+_WALK._joinable = False  # every tree takes the per-string walk
+
+
 @settings(max_examples=400, deadline=None)
 @given(_LEAK_TREES)
 def test_clean_tree_by_its_json_masks_as_the_walk(tree: Any) -> None:
     """The whole-JSON pre-filter never calls a tree clean that the per-string walk masks."""
-    from streams.core.leaks import Masker
+    assert _FAST.mask_tree(tree) == _WALK.mask_tree(tree)
 
-    fast, walk = Masker(), Masker()
-    walk._joinable = False
-    assert fast.mask_tree(tree) == walk.mask_tree(tree)
+
+def test_tree_filter_in_two_passes_answers_as_the_one(monkeypatch: Any) -> None:
+    """When the combined pattern cannot be built, the key search and the pre-filter run apart."""
+    from streams.core import leaks
+
+    def too_large(*_args: Any, **_kwargs: Any) -> Any:
+        raise leaks.LeakRuleError("prefilter", "too large")
+
+    one = _FAST._tree_filter
+    monkeypatch.setattr(leaks, "_compile", too_large)
+    two = leaks._tree_filter(_FAST._rules, _FAST._prefilter)
+    for dump in (b'{"password":"x"}', b'{"a":"AKIAVWTFKTANGPVYQE6B"}', b'{"a":"b"}', b'["token"]'):
+        assert (one(dump, 0) is None) == (two(dump, 0) is None), dump
 
 
 @settings(max_examples=400, deadline=None)
