@@ -409,14 +409,16 @@ def _plain_json(value: Any) -> bytes | None:
         dump = orjson.dumps(value)
     except TypeError:  # orjson.JSONEncodeError too: non-str keys, surrogates, cycles, depth
         return None
-    if not dump.isascii() or b"\\\\" in dump:
-        return None
+    if not dump.isascii() or b"&" in dump or b"%" in dump or b"<" in dump:
+        return None  # unescaping cannot make or remove these: first, before the copies
     if b"\\" in dump:
+        if b"\\\\" in dump:
+            return None
         for escape, char in _UNESCAPES:
             dump = dump.replace(escape, char)
         if b"\\" in dump:
             return None
-    return None if b"&" in dump or b"%" in dump or b"<" in dump else dump
+    return dump
 
 
 def _tree_texts(value: Any) -> tuple[list[str], list[tuple[str, str]]] | None:
