@@ -196,6 +196,11 @@ def _check_extra(rule_id: object, pattern: object, taken: set[str]) -> tuple[str
     return rule_id, pattern
 
 
+# Masking passes over one text: a pass only ever replaces spans with markers, so this bounds
+# an input built to keep the loop going.
+MASK_PASSES: Final = 4
+
+
 class Masker:
     """Masks secrets in strings and JSON-like trees; built once, used on every outgoing record."""
 
@@ -264,7 +269,21 @@ class Masker:
 
         The rules run on the text and on each decoded view of it (`leak_views`): a secret
         written with entities, escapes or invisible characters is masked where it is written.
+        What a mask leaves is masked again until nothing changes (a marker beside the escaped
+        rest of a key's value is still that key's value), at most `MASK_PASSES` times.
         """
+        out, counts = self._mask_once(text)
+        passes = 1
+        while counts and passes < MASK_PASSES:
+            again, more = self._mask_once(out)
+            if not more:
+                break
+            out, passes = again, passes + 1
+            for rule_id, n in more.items():
+                counts[rule_id] = counts.get(rule_id, 0) + n
+        return out, counts
+
+    def _mask_once(self, text: str) -> tuple[str, dict[str, int]]:
         if not text or text in self._clean:
             return text, {}
         data = text.encode("utf-8", "surrogatepass")
@@ -349,7 +368,8 @@ class Masker:
 
         The walk costs a Python frame per string. Most trees have no string with a decoded
         view: their JSON is pre-filtered whole (`_plain_json`). Otherwise the strings without
-        views (ASCII, no escapes or markup) are joined by newlines and pre-filtered in one pass.
+        views (no escapes, markup or invisible characters) are joined by newlines and pre-filtered
+        in one pass.
         No trigger is anchored to a text edge (`_joinable`) and a newline reads like one to
         `\\b`, so a match inside any one string is a match in the join. The other strings go
         through `mask_text` one by one; secret-named keys are judged as the walk judges them.
@@ -367,7 +387,8 @@ class Masker:
         others: list[str] = []
         for text in strings:
             (others if may_hide(text) else plain).append(text)
-        if plain and self._prefilter("\n".join(plain).encode("ascii"), 0) is not None:
+        joined = "\n".join(plain).encode("utf-8", "surrogatepass")
+        if plain and self._prefilter(joined, 0) is not None:
             return False
         if any(self.mask_text(text)[1] for text in others):
             return False
@@ -401,9 +422,9 @@ def _plain_json(value: Any) -> bytes | None:
     """The tree as JSON (one C-level pass instead of a Python step per string) with its strings
     unescaped, when none of them has a decoded view; else None.
 
-    ASCII without a backslash, `&`, `%` or `<` is what `may_hide` asks of each string. Every
-    string then stands in the text as it is, between quotes, which read like the join's
-    newlines to `\\b`: a trigger matching in one string matches in the text.
+    ASCII without a backslash, `&`, `%` or `<` is stricter than what `may_hide` asks of each
+    string. Every string then stands in the text as it is, between quotes, which read like the
+    join's newlines to `\\b`: a trigger matching in one string matches in the text.
     """
     try:
         dump = orjson.dumps(value)

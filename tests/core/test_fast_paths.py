@@ -237,3 +237,30 @@ def test_cached_timestamps_equal_the_formula(first: Any, second: Any) -> None:
     for moment in (first, second, first, second.astimezone(UTC)):
         expected = moment.astimezone(UTC).isoformat(timespec="milliseconds")
         assert iso(moment) == expected.replace("+00:00", "Z")
+
+
+_MARKS = st.sampled_from(
+    ["a", "é", "…", "中", "\u200b", "\u00ad", "&amp;", "%41", "<b>", "\\u0041", "\\/", " ", "\\"]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_MARKS, max_size=12).map("".join) | st.text(max_size=40))
+def test_text_may_hide_denies_has_no_view(text: str) -> None:
+    """`may_hide` answers no only where no decoding stage would change the text, non-ASCII
+    text without invisible characters included (each stage asked directly)."""
+    from streams.core import leak_views
+
+    if leak_views.may_hide(text):
+        return
+    assert leak_views._chain(leak_views._DECODING, text, None) == []
+    assert leak_views._chain(leak_views._RENDERING, text, None) == []
+
+
+def test_non_ascii_without_invisible_characters_builds_no_views() -> None:
+    from streams.core.leak_views import may_hide
+
+    assert not may_hide("a preview cut here…")
+    assert not may_hide("café 中文")
+    assert may_hide("pass\u200bword")
+    assert may_hide("caf&eacute;")

@@ -1200,3 +1200,18 @@ def test_anchored_deployment_pattern_disables_the_shortcut() -> None:
     assert masked == {"a": "x", "b": "[REDACTED:acme]"}
     assert [h.path for h in hits] == ["b"]
     assert Masker(patterns={"acme": "ACME-[^0-9]{4}"})._joinable
+
+
+def test_masking_reaches_a_fixed_point_when_a_mask_leaves_an_escaped_rest() -> None:
+    """Found by hypothesis: a PEM key as a JSON value whose last character is written as a
+    JSON escape; the PEM rule masked the key and left `\\u006e`, and that rest beside the marker
+    was still the `private_key` value, masked only by a second pass. One call now gives the
+    stable text."""
+    zeros = "0" * 64
+    body = f"{zeros}\\n{zeros}\\n{'0' * 21}="
+    pem = f"-----BEGIN PRIVATE KEY-----\\n{body}\\n-----END PRIVATE KEY-----\\"
+    text = f'Here it is: {{"type": "service_account", "private_key": "{pem}u006e"}} (keep it safe).'
+    out, counts = MASKER.mask_text(text)
+    assert counts
+    assert "BEGIN PRIVATE KEY" not in out and "u006e" not in out
+    assert MASKER.mask_text(out) == (out, {})
