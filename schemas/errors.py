@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -133,7 +133,3 @@ def dedupe(issues: Iterable[Issue]) -> list[Issue]:
             seen.add(issue)
             out.append(issue)
     return out
-
-
-def as_dicts(issues: Sequence[Issue]) -> list[dict[str, str]]:
-    return [i.as_dict() for i in issues]
