@@ -120,7 +120,7 @@ def run_check(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     try:
         for line_no, raw in enumerate(_lines(stream), start=1):
             decision = gate.check_line(raw, line_no, datetime.now(UTC))
-            stdout.write(orjson.dumps(decision.line()) + b"\n")
+            stdout.write(decision.line_json() + b"\n")
             if interactive:
                 stdout.flush()
     except OSError as exc:

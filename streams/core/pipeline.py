@@ -168,16 +168,24 @@ class Decision:
     # A chunk of a streamed final reply: held by the turn's state, nothing to send.
     chunk: RawChunk | None = None
 
+    def line_json(self) -> bytes:
+        """The `replygate check` output line; `output` is the very JSON the worker would send,
+        embedded as it is (not parsed back and written again)."""
+        output = None if self.output is None else orjson.Fragment(record_json(self.output))
+        return orjson.dumps(
+            {
+                "id": self.id,
+                "verdict": self.verdict,
+                "action": self.action,
+                "errors": [e.as_dict() for e in self.errors],
+                "output": output,
+            }
+        )
+
     def line(self) -> dict[str, Any]:
-        """The `replygate check` output line; `output` is the JSON the worker would send."""
-        output = None if self.output is None else orjson.loads(record_json(self.output))
-        return {
-            "id": self.id,
-            "verdict": self.verdict,
-            "action": self.action,
-            "errors": [e.as_dict() for e in self.errors],
-            "output": output,
-        }
+        """`line_json` as a value, for a caller that reads it."""
+        line: dict[str, Any] = orjson.loads(self.line_json())
+        return line
 
 
 E = TypeVar("E", RawReply, RawChunk, ToolCall, TurnControl)

@@ -356,9 +356,9 @@ class Worker:
             if judged.topic == toolcalls and judged.decision is not None:
                 metrics.tool(judged.decision)
             else:
-                metrics.step(judged.step, judged.topic, judged.decision)
+                metrics.step(judged.step, judged.decision)
             if judged.decision is not None:
-                metrics.processed(judged.topic, judged.decision)
+                metrics.processed(judged.decision)
         for decision in result.outputs:
             metrics.sent(decision)
         metrics.metrics.replayed(result.replayed)

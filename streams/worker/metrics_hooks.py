@@ -30,12 +30,14 @@ class WorkerMetrics:
             contracts=tuple(gate.contracts),
         )
         self.server: MetricsServer | None = None
+        # the partitions whose lag is reported: the inputs' (not the deadline topic's)
+        self.inputs = frozenset(topic.name for topic in Topology.of(settings).inputs())
 
     def serve(self, ready: Callable[[], bool]) -> None:
         if self.server is None and self.settings.metrics_port:
             self.server = serve(self.metrics, self.settings.metrics_port, ready=ready)
 
-    def processed(self, topic: str, decision: Decision) -> None:
+    def processed(self, decision: Decision) -> None:
         """Per judged record: its validation errors by code."""
         contract = decision.turn.contract if decision.turn else "kandev.rich_output.v1"
         if decision.verdict == "rejected":
@@ -58,8 +60,7 @@ class WorkerMetrics:
         if snapshot is not None:
             self.metrics.observe_csv_snapshot(snapshot)
 
-    def step(self, step: Step, topic: str, decision: Decision | None = None) -> None:
-        del topic
+    def step(self, step: Step, decision: Decision | None = None) -> None:
         if step.outcome in _NOT_OUTCOMES:
             return
         turn = decision.turn if decision is not None else None
@@ -86,8 +87,7 @@ class WorkerMetrics:
         """Consumer lag per input partition: end offset minus position (aiokafka has none)."""
         try:
             consumer = app.consumer
-            inputs = {topic.name for topic in Topology.of(self.settings).inputs()}
-            assignment = [tp for tp in consumer.assignment() if tp.topic in inputs]
+            assignment = [tp for tp in consumer.assignment() if tp.topic in self.inputs]
             end_offsets = await consumer.highwaters(*assignment) if assignment else {}
             positions = {}
             for tp in assignment:

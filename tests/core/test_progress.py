@@ -169,7 +169,7 @@ def test_progress_outcomes_are_counted_with_bounded_labels(tmp_path: Path) -> No
         ]
     )
     for judged in result.judged:
-        metrics.step(judged.step, judged.topic, judged.decision)
+        metrics.step(judged.step, judged.decision)
     text = metrics.metrics.exposition()
     for outcome in ("progress", "progress_rejected", "late_progress"):
         assert f'outcome="{outcome}"' in text
