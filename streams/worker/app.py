@@ -32,7 +32,7 @@ from streams.ops import failpoints
 from streams.settings import EXACTLY_ONCE_REFUSED, ConfigError, Settings
 from streams.worker.faust_fixes import fix_consumer
 from streams.worker.metrics_hooks import WorkerMetrics
-from streams.worker.sender import Out, Sender, fail_stop
+from streams.worker.sender import Out, Sender, fail_stop, send_now
 from streams.worker.store import TurnStore
 
 log = logging.getLogger("replygate.worker")
@@ -157,7 +157,11 @@ class Worker:
         self.index = TurnIndex(settings.state_keep)
         self.index_fresh = False
         self.batch = TurnBatch(self.gate, self.store.get, self.index)
-        self.sender = Sender(self._send, settings.send_timeout_seconds)
+        self.sender = Sender(
+            self._send,
+            settings.send_timeout_seconds,
+            flush=send_now(lambda: app.producer._ensure_producer()),  # type: ignore[attr-defined]
+        )
         self.declared: set[str] = set()
         self.last_offsets: dict[tuple[str, int], int] = {}
         self.offsets_client: Any = None

@@ -38,11 +38,34 @@ def fail_stop(reason: str) -> NoReturn:
     os._exit(1)
 
 
+def send_now(producer: Callable[[], Any]) -> Callable[[], None]:
+    """Put what is enqueued on the wire now, not after the producer's linger.
+
+    aiokafka holds a partition's batch up to `linger` for more records; a worker batch is
+    whole once enqueued and its acknowledgements are awaited, so the wait is pure delay (twice
+    a batch: state, then outputs). This closes the accumulator's open batches and wakes its
+    sender, the first half of aiokafka's own `flush_for_commit`; `producer` returns the
+    started `AIOKafkaProducer`.
+    """
+
+    def now() -> None:
+        accumulator = producer()._message_accumulator
+        for batches in accumulator._batches.values():
+            for batch in batches:
+                batch._builder.close()
+        if not accumulator._waiter_future.done():
+            accumulator._waiter_future.set_result(None)
+
+    return now
+
+
 @dataclass
 class Sender:
     send: SendFn
     timeout_seconds: float
     backoff_seconds: float = 0.5
+    # called once a round is enqueued (`send_now`); None leaves it to the producer's linger
+    flush: Callable[[], None] | None = None
 
     async def send_all(self, records: Sequence[Out]) -> list[Any]:
         """Send every record and await every acknowledgement; return their metadata in order."""
@@ -84,6 +107,8 @@ class Sender:
                 )
             except Exception as exc:  # a send refused at once counts as a failed send
                 futures.append(_failed(exc))
+        if self.flush is not None:
+            self.flush()
         return list(await asyncio.gather(*futures, return_exceptions=True))
 
 

@@ -8,6 +8,8 @@ buffers are emptied, so what the fetcher hands on then is lost (issue 10).
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from collections.abc import Iterator
 from typing import Any
 
@@ -111,3 +113,75 @@ async def test_a_fetch_sees_the_live_set_and_an_empty_one_as_none(app: GateApp) 
     assert seen and changelog(app) not in seen and INPUT not in seen
     live.add(INPUT)  # a partition resumed while the fetch waits is fetched at once
     assert INPUT in seen
+
+
+# `deliver_inline`: the hand-on of each fetched record runs its first step in the fetcher's own
+# task; only a hand-on that has to wait goes through Faust's `wait_first` (four tasks).
+
+
+async def test_a_hand_on_that_does_not_wait_runs_inline_and_closes_the_flow_wait(
+    app: GateApp,
+) -> None:
+    consumer: Any = app.consumer
+    ran_in: list[object] = []
+
+    async def hand_on() -> str:
+        ran_in.append(asyncio.current_task())
+        return "delivered"
+
+    suspended = consumer.suspend_flow.wait()
+    result = await consumer.wait_first(hand_on(), suspended)
+    assert ran_in == [asyncio.current_task()]  # no task of its own
+    assert (result.done, result.results, result.stopped) == ([result.done[0]], ["delivered"], False)
+    assert inspect.getcoroutinestate(suspended) == inspect.CORO_CLOSED
+
+
+async def test_a_hand_on_that_waits_is_driven_to_its_end(app: GateApp) -> None:
+    consumer: Any = app.consumer
+    room = asyncio.get_running_loop().create_future()
+    steps: list[str] = []
+
+    async def hand_on() -> str:
+        steps.append("full")
+        steps.append(await room)
+        return "delivered"
+
+    waiting = asyncio.ensure_future(consumer.wait_first(hand_on(), consumer.suspend_flow.wait()))
+    await asyncio.sleep(0.01)
+    assert steps == ["full"] and not waiting.done()
+    room.set_result("room")
+    result = await asyncio.wait_for(waiting, 5)
+    assert steps == ["full", "room"]
+    assert result.results == ["delivered"] and not result.stopped
+
+
+async def test_a_waiting_hand_on_gives_way_to_a_flow_suspension(app: GateApp) -> None:
+    consumer: Any = app.consumer
+    never = asyncio.get_running_loop().create_future()
+    outcome: list[str] = []
+
+    async def hand_on() -> None:
+        try:
+            await never
+        except asyncio.CancelledError:
+            outcome.append("cancelled")
+            raise
+
+    waiting = asyncio.ensure_future(consumer.wait_first(hand_on(), consumer.suspend_flow.wait()))
+    await asyncio.sleep(0.01)
+    consumer.suspend_flow.set()
+    result = await asyncio.wait_for(waiting, 5)
+    await asyncio.sleep(0)
+    assert result.results == [True] and outcome == ["cancelled"]
+
+
+async def test_a_hand_on_that_fails_at_once_raises_as_faust_would(app: GateApp) -> None:
+    consumer: Any = app.consumer
+
+    async def hand_on() -> None:
+        raise ValueError("undecodable")
+
+    suspended = consumer.suspend_flow.wait()
+    with pytest.raises(ValueError, match="undecodable"):
+        await consumer.wait_first(hand_on(), suspended)
+    assert inspect.getcoroutinestate(suspended) == inspect.CORO_CLOSED
