@@ -79,7 +79,8 @@ async def _rest_of(coro: Coroutine[Any, Any, Any], waiting: Any) -> Any:
 
 @types.coroutine
 def _resume(coro: Coroutine[Any, Any, Any], waiting: Any) -> Generator[Any, Any, Any]:
-    """Await the rest of a coroutine whose first step already ran and yielded `waiting`."""
+    """A generator, so each future the coroutine yields reaches the driving task unchanged
+    (that task then wakes on it) and whatever the task sends or throws goes back in."""
     while True:
         try:
             sent = yield waiting

@@ -45,7 +45,8 @@ def send_now(producer: Callable[[], Any]) -> Callable[[], None]:
     whole once enqueued and its acknowledgements are awaited, so the wait is pure delay (twice
     a batch: state, then outputs). This closes the accumulator's open batches and wakes its
     sender, the first half of aiokafka's own `flush_for_commit`; `producer` returns the
-    started `AIOKafkaProducer`.
+    started `AIOKafkaProducer`. A later send to a partition whose batch is closed waits until
+    the sender has taken that batch, as with a full one.
     """
 
     def now() -> None:
