@@ -387,9 +387,10 @@ class Masker:
         others: list[str] = []
         for text in strings:
             (others if may_hide(text) else plain).append(text)
-        joined = "\n".join(plain).encode("utf-8", "surrogatepass")
-        if plain and self._prefilter(joined, 0) is not None:
-            return False
+        if plain:
+            joined = "\n".join(plain).encode("utf-8", "surrogatepass")
+            if self._prefilter(joined, 0) is not None:
+                return False
         if any(self.mask_text(text)[1] for text in others):
             return False
         return not any(_secret_keyed(k, v) for k, v in keyed)

@@ -160,7 +160,7 @@ class Worker:
         self.sender = Sender(
             self._send,
             settings.send_timeout_seconds,
-            flush=send_now(lambda: app.producer._ensure_producer()),  # type: ignore[attr-defined]
+            send_now=send_now(lambda: app.producer._ensure_producer()),  # type: ignore[attr-defined]
         )
         self.declared: set[str] = set()
         self.last_offsets: dict[tuple[str, int], int] = {}

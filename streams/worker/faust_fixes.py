@@ -73,7 +73,9 @@ def _close(coros: Iterable[Any]) -> None:
 
 
 async def _rest_of(coro: Coroutine[Any, Any, Any], waiting: Any) -> Any:
-    """The rest of a coroutine whose first step already ran and yielded `waiting`."""
+    """The rest of a coroutine whose first step already ran and yielded `waiting`, as a native
+    coroutine: mode's `wait_first` takes only an `Awaitable`, which `_resume`'s generator-based
+    coroutine is not (handing it over crashed the fetcher)."""
     return await _resume(coro, waiting)
 
 

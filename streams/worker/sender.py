@@ -65,8 +65,8 @@ class Sender:
     send: SendFn
     timeout_seconds: float
     backoff_seconds: float = 0.5
-    # called once a round is enqueued (`send_now`); None leaves it to the producer's linger
-    flush: Callable[[], None] | None = None
+    # called once a round is enqueued (see `send_now`); None leaves it to the producer's linger
+    send_now: Callable[[], None] | None = None
 
     async def send_all(self, records: Sequence[Out]) -> list[Any]:
         """Send every record and await every acknowledgement; return their metadata in order."""
@@ -108,8 +108,8 @@ class Sender:
                 )
             except Exception as exc:  # a send refused at once counts as a failed send
                 futures.append(_failed(exc))
-        if self.flush is not None:
-            self.flush()
+        if self.send_now is not None:
+            self.send_now()
         return list(await asyncio.gather(*futures, return_exceptions=True))
 
 

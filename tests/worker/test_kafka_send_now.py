@@ -40,7 +40,7 @@ async def test_a_sent_batch_is_acknowledged_without_waiting_for_the_linger() -> 
         await asyncio.sleep(0.5)
         assert not lingering.done()  # the producer really lingers
 
-        sender = Sender(send, timeout_seconds=30, flush=send_now(lambda: producer))
+        sender = Sender(send, timeout_seconds=30, send_now=send_now(lambda: producer))
         records = [Out(topic, b"k", f"v{i}".encode(), 0) for i in range(3)]
         metadata = await asyncio.wait_for(sender.send_all(records), 20)
         assert [m.offset for m in metadata] == [1, 2, 3]
