@@ -151,7 +151,8 @@ class Settings(BaseSettings):
 
     # The hot path: records judged together, written once per turn, acknowledged together.
     batch_max_records: int = Field(default=500, ge=1, le=100_000)
-    batch_max_wait_seconds: float = Field(default=0.005, gt=0, le=10)
+    # A batch closes when everything fetched is in it; under a backlog it fills this long at most.
+    batch_max_wait_seconds: float = Field(default=0.05, gt=0, le=10)
     producer_linger_ms: int = Field(default=5, ge=0, le=1000)
     producer_max_batch_bytes: int = Field(default=1 * MiB, ge=16 * 1024)
     # A send the broker has not acknowledged within this bound stops the worker (exit 1),

@@ -30,9 +30,11 @@ from streams.core.state import TurnIndex
 from streams.files.stage import DiskFiles
 from streams.ops import failpoints
 from streams.settings import EXACTLY_ONCE_REFUSED, ConfigError, Settings
+from streams.worker.batches import take_batches
 from streams.worker.faust_fixes import fix_consumer
 from streams.worker.metrics_hooks import WorkerMetrics
 from streams.worker.sender import Out, Sender, fail_stop, send_now
+from streams.worker.stalls import Stalls
 from streams.worker.store import TurnStore
 
 log = logging.getLogger("replygate.worker")
@@ -141,7 +143,7 @@ LOG_START_SECONDS = 5.0
 class Worker:
     """One batch at a time: judge, write the turns' state, send the outputs, then acknowledge.
 
-    Faust's `take_events` acknowledges a batch's events only when this returns, so nothing is
+    `take_batches` acknowledges a batch's events only when this returns, so nothing is
     committed before every state write and output it caused is acknowledged by the broker. A
     send that keeps failing stops the process instead (`streams.worker.sender.fail_stop`).
     """
@@ -166,10 +168,7 @@ class Worker:
         self.last_offsets: dict[tuple[str, int], int] = {}
         self.offsets_client: Any = None
         self.admin_client: Any = None
-        # input partition -> (the group's committed offset, when it was first seen so)
-        self.commit_seen: dict[tuple[str, int], tuple[int, float]] = {}
-        # input partition -> when its offset last moved on (or it was assigned)
-        self.progress_at: dict[tuple[str, int], float] = {}
+        self.stalls = Stalls(settings.stall_seconds)
         # turn key -> monotonic time before which its deadline event is not sent again
         self.deadline_sent: dict[bytes, float] = {}
 
@@ -232,13 +231,11 @@ class Worker:
                 )
             if before is None or source.offset > before:
                 last[key] = source.offset
-                self.progress_at[key] = time.monotonic()
+                self.stalls.read(key, time.monotonic())
 
     async def check_progress(self) -> None:
-        """Stop when an owned input partition has records waiting and none came for a while.
-
-        Faust has been seen to leave a partition unfetched after a restart (no error, a worker
-        that reads its other partitions); a restart reads it again from the committed offset.
+        """Stop when an owned input partition is stuck (`streams.worker.stalls`): records
+        waiting and none read, or records read and the commit not moving, for `stall_seconds`.
         """
         app = self.app
         recovery = app.tables.recovery  # type: ignore[attr-defined]  # untyped in Faust
@@ -250,29 +247,17 @@ class Worker:
         inputs = set(self.batch.handlers)
         owned = [TopicPartition(tp.topic, tp.partition) for tp in app.consumer.assignment()]
         owned = [tp for tp in owned if tp.topic in inputs]
-        for tp in owned:
-            self.progress_at.setdefault((tp.topic, tp.partition), now)
         if not owned:
             return
         ends = await (await self._offsets()).end_offsets(owned)
         committed = await self.learn_log_starts(owned)
-        stall = self.settings.stall_seconds
         for tp, end in ends.items():
             key = (tp.topic, tp.partition)
             mark = committed.get(tp, app.log_starts.get(key, 0))
-            if self.commit_seen.get(key, (None, 0.0))[0] != mark:
-                self.commit_seen[key] = (mark, now)
             read = self.last_offsets.get(key, -1) + 1
-            if end > max(read, mark) and now - self.progress_at[key] > stall:
-                fail_stop(
-                    f"no record of {tp.topic}:{tp.partition} for {stall:.0f} s while "
-                    f"{end - max(read, mark)} wait; a restart reads them again"
-                )
-            if read > mark and now - self.commit_seen[key][1] > stall:
-                fail_stop(
-                    f"the commit of {tp.topic}:{tp.partition} stayed at {mark} for "
-                    f"{stall:.0f} s while {read} were read: a hole; a restart reads it"
-                )
+            stuck = self.stalls.check(key, end, read, mark, now)
+            if stuck is not None:
+                fail_stop(stuck)
 
     async def learn_assigned_log_starts(self, assigned: Iterable[Any]) -> None:
         """`learn_log_starts` for newly assigned input partitions, bounded: the rebalance
@@ -487,14 +472,11 @@ def add_gate_agent(
 
     @app.agent(inputs, name="replygate-gate")
     async def gate(stream: StreamT[bytes]) -> None:
-        batches = stream.take_events(  # type: ignore[attr-defined]  # missing from StreamT
-            max_records, max_wait_seconds
-        )
-        async for events in batches:
+        async for events in take_batches(stream, max_records, max_wait_seconds):
             try:
                 await worker.handle(events)
             except BaseException as exc:
-                # Leaving this loop runs take_events' `finally`, which acknowledges the whole
+                # Leaving this loop runs take_batches' `finally`, which acknowledges the whole
                 # batch: an exception, or a cancel at shutdown, must not commit unsent work.
                 fail_stop(f"a batch did not finish ({type(exc).__name__}); a restart reads it")
 
@@ -521,8 +503,7 @@ def add_rebalance_handlers(app: GateApp, worker: Worker) -> None:
         del sender, kwargs
         worker.index_fresh = False
         worker.last_offsets.clear()
-        worker.progress_at.clear()
-        worker.commit_seen.clear()
+        worker.stalls.reset()
         await worker.learn_assigned_log_starts(args[0] if args else set())
 
     @app.on_partitions_revoked.connect

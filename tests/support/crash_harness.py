@@ -326,6 +326,8 @@ def soak(runs: int, tmp: Path) -> list[tuple[str, Report]]:
             total=1000,
             corrections=deadline == "20",
             deadline_seconds=float(deadline),
+            # batches of at most 100, so a run has enough of them for hit counts up to 6
+            env={"REPLYGATE_BATCH_MAX_RECORDS": "100"},
         ).run()
         print(
             f"run {n + 1}/{runs} {point:28s} {report.line()} ({time.monotonic() - started:.0f} s)"
