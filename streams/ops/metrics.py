@@ -195,7 +195,8 @@ class Metrics:
         )
         self._processing = Histogram(
             "replygate_processing_seconds",
-            "Time to process one consumed record, by topic.",
+            "Time from a consumed record's batch start until its state and outputs are "
+            "acknowledged, by topic.",
             ["topic"],
             buckets=PROCESSING_BUCKETS,
             registry=reg,
