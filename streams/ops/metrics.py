@@ -48,6 +48,8 @@ DEFAULT_NOTICE_REASONS: Final = frozenset(NOTICE_REASONS)
 PROCESSING_BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
 # Correction round trip: request out to attempt 1 in; the default deadline is 30 s.
 ROUNDTRIP_BUCKETS: Final = (0.5, 1.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 45.0, 60.0, 120.0, 300.0)
+# Input records per worker batch: 1 (a lone record) .. batch_max_records (500 by default).
+BATCH_BUCKETS: Final = (1, 5, 10, 25, 50, 100, 250, 500, 1000, 10000, 100000)
 # CSV snapshots are capped at 64 KiB (the CSV read at 256 KiB by default).
 CSV_BYTES_BUCKETS: Final = (256, 1024, 4096, 16384, 32768, 65536, 131072, 262144, 1048576)
 
@@ -201,6 +203,12 @@ class Metrics:
             buckets=PROCESSING_BUCKETS,
             registry=reg,
         )
+        self._batch_records = Histogram(
+            "replygate_batch_records",
+            "Input records in each batch the worker handled (judged, written, sent together).",
+            buckets=BATCH_BUCKETS,
+            registry=reg,
+        )
         self._csv_snapshot = Histogram(
             "replygate_csv_snapshot_bytes",
             "Size of CSV snapshots stored in tool results.",
@@ -328,6 +336,9 @@ class Metrics:
             yield
         finally:
             self.observe_processing(topic, time.perf_counter() - start)
+
+    def observe_batch(self, records: int) -> None:
+        self._batch_records.observe(max(0, records))
 
     def observe_csv_snapshot(self, size_bytes: int) -> None:
         self._csv_snapshot.observe(max(0, size_bytes))

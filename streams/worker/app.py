@@ -207,7 +207,7 @@ class Worker:
             failpoints.hit("chunk_state_written")
         await self._send_outputs(result)
         failpoints.hit("after_outputs")
-        self._count(result, time.perf_counter() - started)
+        self._count(result, len(records), time.perf_counter() - started)
 
     def _check_offsets(self, records: Sequence[tuple[Source, bytes]]) -> None:
         """Stop, before acknowledging anything, when the consumer skipped input records.
@@ -337,8 +337,9 @@ class Worker:
         await self.app.topic(name, partitions=self.settings.partitions, config=config).declare()
         self.declared.add(name)
 
-    def _count(self, result: BatchResult, seconds: float) -> None:
+    def _count(self, result: BatchResult, size: int, seconds: float) -> None:
         metrics = self.metrics
+        metrics.metrics.observe_batch(size)
         toolcalls = self.topology.toolcalls.name
         for judged in result.judged:
             metrics.latency(judged.topic, seconds)

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -276,3 +277,19 @@ class ExplodingContract:
 
 
 BOOM_CONTRACT = ExplodingContract()
+
+
+def metric(port: int, name: str, **labels: str) -> float:
+    """Sum of a metric's samples whose labels include `labels` (0 if none yet)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read()
+    except OSError:
+        return 0.0
+    total = 0.0
+    for family in text_string_to_metric_families(body.decode()):
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
+                total += sample.value
+    return total

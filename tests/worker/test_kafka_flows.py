@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.support.kafka import Deployment, bootstrap, by_topic, collect, produce
+from tests.support.kafka import Deployment, bootstrap, by_topic, collect, metric, produce
 from tests.support.samples import (
     GITHUB_PAT,
     SALES_CSV,
@@ -35,22 +35,6 @@ def reply(turn: str, conv: str, **changes: Any) -> tuple[str, dict[str, Any]]:
 
 def invalid(turn: str, conv: str, attempt: int = 0) -> tuple[str, dict[str, Any]]:
     return reply(turn, conv, attempt=attempt, output={"text": f"prose for {turn}"})
-
-
-def metric(port: int, name: str, **labels: str) -> float:
-    """Sum of a metric's samples whose labels include `labels` (0 if none yet)."""
-    from prometheus_client.parser import text_string_to_metric_families
-
-    try:
-        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read()
-    except OSError:
-        return 0.0
-    total = 0.0
-    for family in text_string_to_metric_families(body.decode()):
-        for sample in family.samples:
-            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
-                total += sample.value
-    return total
 
 
 @dataclass(frozen=True)
