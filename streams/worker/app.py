@@ -221,6 +221,7 @@ class Worker:
         if self.app.holes:
             fail_stop(f"the consumer skipped {self.app.holes[0]}; a restart reads them again")
         last = self.last_offsets
+        now = time.monotonic()  # the whole batch was read at once
         for source, _raw in records:
             key = (source.topic, source.partition)
             before = last.get(key)
@@ -231,7 +232,7 @@ class Worker:
                 )
             if before is None or source.offset > before:
                 last[key] = source.offset
-                self.stalls.read(key, time.monotonic())
+                self.stalls.read(key, now)
 
     async def check_progress(self) -> None:
         """Stop when an owned input partition is stuck (`streams.worker.stalls`): records
