@@ -209,6 +209,9 @@ class CrashRun:
             "REPLYGATE_CORRECTION_DEADLINE_SECONDS": str(self.deadline_seconds),
             "REPLYGATE_SESSION_TIMEOUT_SECONDS": "6",
             "REPLYGATE_STALL_SECONDS": "8",
+            # Kill points count batches (`name@N`): batches of at most 100 keep them spread over
+            # a run as the points were chosen for, and leave turns for the later workers.
+            "REPLYGATE_BATCH_MAX_RECORDS": "100",
             **self.env,
         }
         self.self_stops = 0
@@ -326,8 +329,6 @@ def soak(runs: int, tmp: Path) -> list[tuple[str, Report]]:
             total=1000,
             corrections=deadline == "20",
             deadline_seconds=float(deadline),
-            # batches of at most 100, so a run has enough of them for hit counts up to 6
-            env={"REPLYGATE_BATCH_MAX_RECORDS": "100"},
         ).run()
         print(
             f"run {n + 1}/{runs} {point:28s} {report.line()} ({time.monotonic() - started:.0f} s)"
