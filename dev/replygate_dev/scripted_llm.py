@@ -108,7 +108,9 @@ class ScriptedLLM:
     _server: ThreadingHTTPServer | None = field(default=None, init=False, repr=False)
     _thread: threading.Thread | None = field(default=None, init=False, repr=False)
     _stopping: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _arrived: threading.Condition = field(
+        default_factory=threading.Condition, init=False, repr=False
+    )
 
     @property
     def base_url(self) -> str:
@@ -147,12 +149,20 @@ class ScriptedLLM:
         self.stop()
 
     def record(self, received: Received) -> int:
-        with self._lock:
+        with self._arrived:
             self.received.append(received)
+            self._arrived.notify_all()
             return len(self.received)
 
     def requests(self) -> list[Received]:
-        with self._lock:
+        with self._arrived:
+            return list(self.received)
+
+    def requests_after(self, count: int, seconds: float) -> list[Received]:
+        """The requests once `count` have arrived (or `seconds` passed): a client that gave up
+        early may have sent its request before the server's thread read it."""
+        with self._arrived:
+            self._arrived.wait_for(lambda: len(self.received) >= count, seconds)
             return list(self.received)
 
     def wait(self, seconds: float) -> bool:
