@@ -28,6 +28,10 @@ from bench.kafka import Deployment, Worker, produce_all, wait_ready, watch
 HORIZON_SECONDS = 60.0
 SIZES = (2_000, 200_000)
 PARTITIONS = 4
+EXPIRY_SECONDS = 300.0
+# The tombstones go once their segment is older than `retention.ms` (2 horizons), at the
+# broker's next retention check (every 60 s on the local broker), after a roll.
+CLEANUP_SECONDS = 2 * HORIZON_SECONDS + 60 + 120
 
 
 def _reply(turn: str, conversation: str) -> bytes:
@@ -75,23 +79,59 @@ async def _ticks(dep: Deployment, round_no: int) -> None:
     await produce_all(dep.servers, records)
 
 
-async def _changelog_records(dep: Deployment) -> int:
-    """The turn changelog's offset span (end minus start offsets, all partitions): an upper
-    bound on what a recovery reads; compaction removes records inside it without moving it."""
+async def _changelog_offsets(dep: Deployment) -> tuple[list[int], list[int]]:
+    """The turn changelog's start and end offsets, partition by partition."""
     consumer = AIOKafkaConsumer(bootstrap_servers=dep.servers)
     await consumer.start()
     try:
         topic = dep.changelog()
         parts = [TopicPartition(topic, p) for p in range(PARTITIONS)]
-        ends = await consumer.end_offsets(parts)
         starts = await consumer.beginning_offsets(parts)
-        return sum(ends[tp] - starts[tp] for tp in parts)
+        ends = await consumer.end_offsets(parts)
+        return [starts[tp] for tp in parts], [ends[tp] for tp in parts]
     finally:
         await consumer.stop()
 
 
+def _expire_all(dep: Deployment, port: int, n: int) -> int:
+    """Ticks until the worker has tombstoned all n turns; returns the next tick number."""
+    deadline = time.monotonic() + EXPIRY_SECONDS
+    tick = 0
+    while _scrape(port, "replygate_expired_turns_total") < n and time.monotonic() < deadline:
+        asyncio.run(_ticks(dep, tick))
+        tick += 1
+        time.sleep(0.1)  # each tick is a batch; a batch expires at most 1,000 turns
+    expired = _scrape(port, "replygate_expired_turns_total")
+    if expired < n:
+        raise RuntimeError(f"only {expired:,.0f} of {n:,} turns expired in {EXPIRY_SECONDS:.0f} s")
+    return tick
+
+
+def _wait_for_cleanup(dep: Deployment, tick: int) -> int:
+    """Waits until retention has deleted every changelog record written up to now (the turns
+    and their tombstones); ticks keep rolling segments meanwhile, as the active one stays.
+    Returns the records left (the ticks'). Timing a recovery earlier times the broker's cleaner."""
+    started = time.monotonic()
+    _, written = asyncio.run(_changelog_offsets(dep))
+    starts = [0] * PARTITIONS
+    polls = 0
+    while time.monotonic() - started < CLEANUP_SECONDS:
+        if polls % 5 == 0:  # a tick each 10 s rolls a segment (`segment.ms` is horizon / 7)
+            asyncio.run(_ticks(dep, tick))
+            tick += 1
+        polls += 1
+        time.sleep(2)
+        starts, ends = asyncio.run(_changelog_offsets(dep))
+        if all(s >= w for s, w in zip(starts, written, strict=True)):
+            left = sum(e - s for s, e in zip(starts, ends, strict=True))
+            say(f"  changelog cleaned up in {time.monotonic() - started:.0f} s, {left:,} left")
+            return left
+    behind = sum(max(0, w - s) for s, w in zip(starts, written, strict=True))
+    raise RuntimeError(f"{behind:,} changelog records not deleted after {CLEANUP_SECONDS:.0f} s")
+
+
 def _fill_and_expire(dep: Deployment, n: int, workdir: Path) -> int:
-    """n finished turns, all expired; returns the changelog records left after cleanup."""
+    """n finished turns, all expired and cleaned up; returns the changelog offset span left."""
     port = free_port()
     worker = dep.start_worker(workdir / "fill", **_settings_env(port))
     try:
@@ -105,23 +145,7 @@ def _fill_and_expire(dep: Deployment, n: int, workdir: Path) -> int:
         if len(seen.records) < n:
             raise RuntimeError(f"only {len(seen.records)} of {n} delivered\n{worker.tail()}")
         time.sleep(HORIZON_SECONDS + 1)
-        deadline = time.monotonic() + 150
-        tick = 0
-        while _scrape(port, "replygate_expired_turns_total") < n and time.monotonic() < deadline:
-            asyncio.run(_ticks(dep, tick))
-            tick += 1
-            time.sleep(0.1)  # each tick is a batch; a batch expires at most 1,000 turns
-        expired = _scrape(port, "replygate_expired_turns_total")
-        # The broker compacts the tombstoned turns and deletes old segments (retention check
-        # interval of the local broker: 60 s); ticks keep rolling segments meanwhile.
-        left = asyncio.run(_changelog_records(dep))
-        while left > PARTITIONS * 64 and time.monotonic() < deadline:
-            asyncio.run(_ticks(dep, tick))
-            tick += 1
-            time.sleep(2)
-            left = asyncio.run(_changelog_records(dep))
-        say(f"  {n:,} turns: {expired:,.0f} expired, changelog offset span {left:,} after cleanup")
-        return left
+        return _wait_for_cleanup(dep, _expire_all(dep, port, n))
     finally:
         worker.stop()
 
