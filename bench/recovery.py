@@ -1,9 +1,10 @@
 """Time to ready must not grow with turns finished before the state horizon.
 
 Two deployments, one with 2,000 and one with 200,000 finished turns. A worker judges them, the
-horizon (a few seconds here) passes, a tick record per partition makes the worker expire them
-all (tombstones), the broker compacts and deletes the changelog's old segments, and then a
-fresh worker (empty data directory, memory store) is timed from start to `/readyz`.
+horizon (60 s here) passes, a tick record per partition makes the worker expire them all
+(tombstones), the bench waits until the broker has removed every record of those turns from
+the changelog (read, not guessed from offsets), and then a fresh worker (empty data
+directory, memory store) is timed from start to `/readyz`.
 
 RATIO recovery_seconds_ratio = time to ready (200,000) / time to ready (2,000); target <= 1.5.
 """
@@ -97,7 +98,10 @@ async def _changelog_left(dep: Deployment) -> tuple[int, int]:
         ends = await consumer.end_offsets(parts)
         await consumer.seek_to_beginning(*parts)
         turns = total = 0
+        deadline = time.monotonic() + 120
         while any([await consumer.position(tp) < ends[tp] for tp in parts]):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the changelog {topic} was not read to its end in 120 s")
             for records in (await consumer.getmany(timeout_ms=1000, max_records=10_000)).values():
                 total += len(records)
                 turns += sum(1 for r in records if r.key is not None and r.key.startswith(b"t-"))
@@ -146,7 +150,7 @@ def _wait_for_cleanup(dep: Deployment, tick: int) -> int:
 
 
 def _fill_and_expire(dep: Deployment, n: int, workdir: Path) -> int:
-    """n finished turns, all expired and cleaned up; returns the changelog offset span left."""
+    """n finished turns, all expired and gone from the changelog; returns the records left."""
     port = free_port()
     worker = dep.start_worker(workdir / "fill", **_settings_env(port))
     try:
