@@ -124,11 +124,11 @@ def _expire_all(dep: Deployment, port: int, n: int) -> int:
     return tick
 
 
-def _wait_for_cleanup(dep: Deployment, tick: int) -> int:
+def _wait_for_cleanup(dep: Deployment, tick: int) -> None:
     """Waits until no record of the benchmark's turns is left in the changelog (compacted
     away, tombstones dropped `delete.retention.ms` later); ticks keep rolling segments, as the
-    active one is never cleaned. Returns the records left (the ticks'). Timing a recovery
-    earlier times the broker's cleaner, not the worker."""
+    active one is never cleaned. Timing a recovery earlier times the broker's cleaner, not the
+    worker."""
     started = time.monotonic()
     first: int | None = None
     while True:
@@ -144,13 +144,13 @@ def _wait_for_cleanup(dep: Deployment, tick: int) -> int:
                 f"  changelog cleaned up in {waited:.0f} s ({first:,} records of the turns at "
                 f"the first look, none now; {total:,} records of ticks left)"
             )
-            return total
+            return
         if waited > CLEANUP_SECONDS:
             raise RuntimeError(f"{turns:,} records of the turns left after {waited:.0f} s")
 
 
-def _fill_and_expire(dep: Deployment, n: int, workdir: Path) -> int:
-    """n finished turns, all expired and gone from the changelog; returns the records left."""
+def _fill_and_expire(dep: Deployment, n: int, workdir: Path) -> None:
+    """n finished turns, all expired and gone from the changelog."""
     port = free_port()
     worker = dep.start_worker(workdir / "fill", **_settings_env(port))
     try:
@@ -164,7 +164,7 @@ def _fill_and_expire(dep: Deployment, n: int, workdir: Path) -> int:
         if len(seen.records) < n:
             raise RuntimeError(f"only {len(seen.records)} of {n} delivered\n{worker.tail()}")
         time.sleep(HORIZON_SECONDS + 1)
-        return _wait_for_cleanup(dep, _expire_all(dep, port, n))
+        _wait_for_cleanup(dep, _expire_all(dep, port, n))
     finally:
         worker.stop()
 
