@@ -80,7 +80,8 @@ def test_a_kill_during_a_rebalance_with_two_workers(tmp_path: Path) -> None:
     try:
         asyncio.run(produce(d.topic("replies.raw"), turn_records(0, run.total)))
         delivery = d.topic(PLATFORM_TOPIC)
-        asyncio.run(collect([delivery], lambda r: len(r) >= 150, timeout=120))
+        delivered = asyncio.run(collect([delivery], lambda r: len(r) >= 150, timeout=120))
+        assert len(delivered) >= 150 and first.poll() is None, d.log_tail()  # still working
         d.start_worker(tmp_path, **run.base_env)
         assert wait_killed(first, 90), f"no rebalance reached the first worker\n{d.log_tail()}"
         from tests.support.crash_harness import cancel_records, correction_records
