@@ -15,12 +15,13 @@ from bench.kafka import PASSTHROUGH_OUTPUT
 from streams.broker.topology import Topic, Topology
 from streams.settings import Settings
 from streams.worker.app import app_options
+from streams.worker.consumer import InLoopApp
 
 _settings = Settings()
 _settings.data_dir.mkdir(parents=True, exist_ok=True)
 _partitions = _settings.partitions
 _topology = Topology.of(_settings)
-app = faust.App(_settings.app_id, **app_options(_settings))
+app = InLoopApp(_settings.app_id, **app_options(_settings))
 _out = app.topic(_topology.own(PASSTHROUGH_OUTPUT), partitions=_partitions)
 
 

@@ -17,7 +17,6 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import faust
 import orjson
 from faust.types import EventT, StreamT
 
@@ -31,6 +30,7 @@ from streams.files.stage import DiskFiles
 from streams.ops import failpoints
 from streams.settings import EXACTLY_ONCE_REFUSED, ConfigError, Settings
 from streams.worker.batches import take_batches
+from streams.worker.consumer import InLoopApp
 from streams.worker.faust_fixes import fix_consumer
 from streams.worker.metrics_hooks import WorkerMetrics
 from streams.worker.sender import Out, Sender, fail_stop, send_now
@@ -57,7 +57,7 @@ def _ignore(tp: Any) -> None:
     del tp
 
 
-class GateApp(faust.App):
+class GateApp(InLoopApp):
     """A Faust app that makes sure replygate's own topics exist before it subscribes."""
 
     replygate_settings: Settings

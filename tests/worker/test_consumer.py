@@ -1,0 +1,78 @@
+"""`streams.worker.consumer`: Faust's aiokafka consumer, in the app's own loop, on a real broker."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+import faust
+
+from streams.settings import Settings
+from streams.worker.app import create_app
+from streams.worker.consumer import InLoopApp, InLoopConsumerThread
+from tests.support.kafka import bootstrap, produce
+
+RECORDS = 30
+
+
+def test_the_worker_and_the_benchs_copy_agent_use_the_in_loop_consumer(tmp_path: Path) -> None:
+    """Built offline: nothing connects."""
+    settings = Settings(data_dir=tmp_path / "data", topic_prefix="p.", metrics_port=0)
+    app = create_app(settings)
+    assert isinstance(app, InLoopApp)
+    assert isinstance(app.consumer._thread, InLoopConsumerThread)  # type: ignore[attr-defined]
+
+
+def test_a_copy_app_reads_every_record_with_no_consumer_thread(tmp_path: Path) -> None:
+    """Every record is handed on in order, the aiokafka client runs on the app's loop, no
+    thread is started for it, and a stop leaves the group (no task is left behind)."""
+    name = f"t{uuid.uuid4().hex[:10]}.in"
+    values = [f"v{i}".encode() for i in range(RECORDS)]
+    asyncio.run(produce(name, [("k", v) for v in values]))
+    got, seen = asyncio.run(_copy(name, tmp_path))
+    assert got == values
+    assert seen["client_loop_is_the_apps"] is True
+    assert seen["threads_started"] == []
+    assert seen["left_over_tasks"] == []
+
+
+async def _copy(name: str, tmp_path: Path) -> tuple[list[bytes], dict[str, Any]]:
+    app = InLoopApp(
+        f"{name}-group",
+        broker=f"kafka://{bootstrap()}",
+        value_serializer="raw",
+        key_serializer="raw",
+        web_enabled=False,
+        datadir=str(tmp_path),
+        consumer_auto_offset_reset="earliest",
+        topic_partitions=1,
+    )
+    got: list[bytes] = []
+    done = asyncio.Event()
+
+    @app.agent(app.topic(name, partitions=1))
+    async def collect(stream: faust.StreamT[bytes]) -> None:
+        async for value in stream:
+            got.append(value)
+            if len(got) == RECORDS:
+                done.set()
+
+    before = set(threading.enumerate())
+    await app.start()
+    try:
+        await asyncio.wait_for(done.wait(), 60)
+        client = app.consumer._thread._consumer._client
+        seen: dict[str, Any] = {
+            "client_loop_is_the_apps": client._loop is asyncio.get_running_loop(),
+            "threads_started": [t.name for t in set(threading.enumerate()) - before],
+        }
+    finally:
+        await app.stop()
+    current = asyncio.current_task()
+    seen["left_over_tasks"] = [
+        t.get_coro() for t in asyncio.all_tasks() if t is not current and not t.done()
+    ]
+    return got, seen
