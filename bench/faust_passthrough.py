@@ -12,6 +12,7 @@ from __future__ import annotations
 import faust
 
 from bench.kafka import PASSTHROUGH_OUTPUT
+from streams.broker.options import fetch_options
 from streams.broker.topology import Topic, Topology
 from streams.settings import Settings
 from streams.worker.app import app_options
@@ -21,7 +22,7 @@ _settings = Settings()
 _settings.data_dir.mkdir(parents=True, exist_ok=True)
 _partitions = _settings.partitions
 _topology = Topology.of(_settings)
-app = InLoopApp(_settings.app_id, **app_options(_settings))
+app = InLoopApp(_settings.app_id, fetch=fetch_options(_settings), **app_options(_settings))
 _out = app.topic(_topology.own(PASSTHROUGH_OUTPUT), partitions=_partitions)
 
 

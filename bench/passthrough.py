@@ -1,9 +1,9 @@
 """The baseline worker: a bare aiokafka consume -> produce loop in one process, no processing.
 
 Run as `python -m bench.passthrough SERVERS GROUP OUTPUT_TOPIC EXPECTED INPUT_TOPIC...`. It uses
-the worker's client settings (acks=all, its producer linger, batch and request sizes from
-`Settings`, commits every 0.5 s of what is acknowledged), copies each record's key and
-value to OUTPUT_TOPIC, and exits once EXPECTED records are copied and their offsets committed.
+the worker's client settings (its fetch wait, acks=all, its producer linger, batch and request
+sizes from `Settings`, commits every 0.5 s of what is acknowledged), copies each record's key
+and value to OUTPUT_TOPIC, and exits once EXPECTED records are copied and their offsets committed.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import time
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
+from streams.broker.options import fetch_options
 from streams.settings import Settings
 
 COMMIT_INTERVAL = 0.5
@@ -22,15 +23,17 @@ COMMIT_INTERVAL = 0.5
 async def passthrough(
     servers: str, group: str, output: str, expected: int, inputs: list[str]
 ) -> None:
+    # The worker's fetch wait and producer batching (its settings, the same REPLYGATE_*
+    # environment).
+    settings = Settings()
     consumer = AIOKafkaConsumer(
         *inputs,
         bootstrap_servers=servers,
         group_id=group,
         enable_auto_commit=False,
         auto_offset_reset="earliest",
+        **fetch_options(settings),
     )
-    # The worker's producer batching (its settings, the same REPLYGATE_* environment).
-    settings = Settings()
     producer = AIOKafkaProducer(
         bootstrap_servers=servers,
         acks="all",

@@ -166,6 +166,15 @@ def aiokafka_options(settings: Settings) -> dict[str, Any]:
     return options
 
 
+def fetch_options(settings: Settings) -> dict[str, int]:
+    """How long a group consumer's fetch waits for records (AIOKafkaConsumer keywords): the
+    worker's, and the benchmark baselines' that must fetch as it does."""
+    return {
+        "fetch_min_bytes": settings.fetch_min_bytes,
+        "fetch_max_wait_ms": settings.fetch_max_wait_ms,
+    }
+
+
 def faust_broker_options(settings: Settings) -> dict[str, Any]:
     """`broker` and `broker_credentials` for faust.App."""
     import faust

@@ -21,7 +21,7 @@ import orjson
 from faust.types import EventT, StreamT
 
 from schemas.records import record_json
-from streams.broker.options import aiokafka_options, faust_broker_options
+from streams.broker.options import aiokafka_options, faust_broker_options, fetch_options
 from streams.broker.topology import TURNS_TABLE, Topology
 from streams.core.batch import BatchResult, TurnBatch
 from streams.core.pipeline import Gate, Source
@@ -422,7 +422,7 @@ def create_app(settings: Settings) -> GateApp:
     if settings.processing_guarantee == "exactly_once":
         raise ConfigError(EXACTLY_ONCE_REFUSED)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    app = GateApp(settings.app_id, **app_options(settings))
+    app = GateApp(settings.app_id, fetch=fetch_options(settings), **app_options(settings))
     app.replygate_settings = settings
     app.holes = []
     app.log_starts = {}

@@ -15,7 +15,7 @@ the passthrough does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Set
+from collections.abc import Callable, Mapping, Set
 from typing import Any
 
 import faust
@@ -28,6 +28,17 @@ class InLoopConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
 
     def __init__(self, consumer: Any, *, loop: Any, **kwargs: Any) -> None:
         super().__init__(consumer, loop=loop, thread_loop=loop, **kwargs)
+
+    def _create_consumer(self, loop: Any) -> Any:
+        """Faust's aiokafka consumer with the app's fetch wait (`InLoopApp.fetch`), which Faust
+        has no setting for: set where `AIOKafkaConsumer.start` reads it into its fetcher."""
+        consumer = super()._create_consumer(loop=loop)
+        fetch: Mapping[str, int] = getattr(self.app, "fetch", {})
+        if "fetch_min_bytes" in fetch:
+            consumer._fetch_min_bytes = fetch["fetch_min_bytes"]
+        if "fetch_max_wait_ms" in fetch:
+            consumer._fetch_max_wait_ms = fetch["fetch_max_wait_ms"]
+        return consumer
 
     async def start(self) -> None:
         """Start the aiokafka consumer here, where `ServiceThread.start` would start a thread
@@ -69,7 +80,12 @@ class InLoopTransport(faust_aiokafka.Transport):
 
 
 class InLoopApp(faust.App):
-    """A Faust app whose consumer is an `InLoopConsumer` (the producer is Faust's own)."""
+    """A Faust app whose consumer is an `InLoopConsumer` (the producer is Faust's own);
+    `fetch`: `fetch_min_bytes` and `fetch_max_wait_ms` for it (`streams.broker.options`)."""
+
+    def __init__(self, *args: Any, fetch: Mapping[str, int] | None = None, **options: Any) -> None:
+        self.fetch: Mapping[str, int] = dict(fetch or {})
+        super().__init__(*args, **options)
 
     def _new_transport(self) -> Any:
         return InLoopTransport(self.conf.broker_consumer, self)

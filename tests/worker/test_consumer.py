@@ -16,25 +16,34 @@ from streams.worker.consumer import InLoopApp, InLoopConsumerThread
 from tests.support.kafka import bootstrap, produce
 
 RECORDS = 30
+FETCH = {"fetch_min_bytes": 4096, "fetch_max_wait_ms": 20}  # neither is aiokafka's default
 
 
-def test_the_worker_and_the_benchs_copy_agent_use_the_in_loop_consumer(tmp_path: Path) -> None:
+def test_the_worker_uses_the_in_loop_consumer_with_its_fetch_settings(tmp_path: Path) -> None:
     """Built offline: nothing connects."""
-    settings = Settings(data_dir=tmp_path / "data", topic_prefix="p.", metrics_port=0)
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        topic_prefix="p.",
+        metrics_port=0,
+        fetch_min_bytes=2048,
+        fetch_max_wait_ms=7,
+    )
     app = create_app(settings)
     assert isinstance(app, InLoopApp)
+    assert app.fetch == {"fetch_min_bytes": 2048, "fetch_max_wait_ms": 7}
     assert isinstance(app.consumer._thread, InLoopConsumerThread)  # type: ignore[attr-defined]
 
 
 def test_a_copy_app_reads_every_record_with_no_consumer_thread(tmp_path: Path) -> None:
-    """Every record is handed on in order, the aiokafka client runs on the app's loop, no
-    thread is started for it, and a stop leaves the group (no task is left behind)."""
+    """Every record is handed on in order, the aiokafka client runs on the app's loop with the
+    app's fetch wait, no thread is started for it, and a stop leaves no task behind."""
     name = f"t{uuid.uuid4().hex[:10]}.in"
     values = [f"v{i}".encode() for i in range(RECORDS)]
     asyncio.run(produce(name, [("k", v) for v in values]))
     got, seen = asyncio.run(_copy(name, tmp_path))
     assert got == values
     assert seen["client_loop_is_the_apps"] is True
+    assert seen["fetch"] == (FETCH["fetch_min_bytes"], FETCH["fetch_max_wait_ms"])
     assert seen["threads_started"] == []
     assert seen["left_over_tasks"] == []
 
@@ -49,6 +58,7 @@ async def _copy(name: str, tmp_path: Path) -> tuple[list[bytes], dict[str, Any]]
         datadir=str(tmp_path),
         consumer_auto_offset_reset="earliest",
         topic_partitions=1,
+        fetch=FETCH,
     )
     got: list[bytes] = []
     done = asyncio.Event()
@@ -64,9 +74,11 @@ async def _copy(name: str, tmp_path: Path) -> tuple[list[bytes], dict[str, Any]]
     await app.start()
     try:
         await asyncio.wait_for(done.wait(), 60)
-        client = app.consumer._thread._consumer._client
+        consumer = app.consumer._thread._consumer
+        fetcher = consumer._fetcher
         seen: dict[str, Any] = {
-            "client_loop_is_the_apps": client._loop is asyncio.get_running_loop(),
+            "client_loop_is_the_apps": consumer._client._loop is asyncio.get_running_loop(),
+            "fetch": (fetcher._fetch_min_bytes, fetcher._fetch_max_wait_ms),
             "threads_started": [t.name for t in set(threading.enumerate()) - before],
         }
     finally:
