@@ -153,11 +153,11 @@ class Settings(BaseSettings):
     batch_max_records: int = Field(default=500, ge=1, le=100_000)
     # A batch closes when everything fetched is in it; under a backlog it fills this long at most.
     batch_max_wait_seconds: float = Field(default=0.05, gt=0, le=10)
-    producer_linger_ms: int = Field(default=5, ge=0, le=1000)
     # A fetch returns once this much is waiting or after this long: at a few hundred records a
     # second, fewer fetches and wake-ups (aiokafka's 1 byte answers every record at once).
     fetch_min_bytes: int = Field(default=64 * 1024, ge=1, le=64 * MiB)
     fetch_max_wait_ms: int = Field(default=10, ge=0, le=1500)
+    producer_linger_ms: int = Field(default=5, ge=0, le=1000)
     producer_max_batch_bytes: int = Field(default=1 * MiB, ge=16 * 1024)
     # A send the broker has not acknowledged within this bound stops the worker (exit 1),
     # unacknowledged input and all: the next owner replays it.

@@ -10,7 +10,8 @@ record (the GIL passing between the threads); the passthrough made none.
 commit bookkeeping and this worker's fixes to them) and changes only where it runs: its service
 starts and stops as an ordinary service in the app's loop, and `call_thread` awaits the call
 itself. Nothing of aiokafka's client runs concurrently with the app any more, which is also what
-the passthrough does.
+the passthrough does. It also sets the fetch wait (`fetch_min_bytes`, `fetch_max_wait_ms`),
+which Faust has no setting for.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import faust
+import pytest
+from pydantic import ValidationError
 
 from streams.settings import Settings
 from streams.worker.app import create_app
@@ -32,6 +34,18 @@ def test_the_worker_uses_the_in_loop_consumer_with_its_fetch_settings(tmp_path: 
     assert isinstance(app, InLoopApp)
     assert app.fetch == {"fetch_min_bytes": 2048, "fetch_max_wait_ms": 7}
     assert isinstance(app.consumer._thread, InLoopConsumerThread)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("fetch_min_bytes", 0), ("fetch_min_bytes", 65 * 1024 * 1024), ("fetch_max_wait_ms", 1501)],
+)
+def test_a_fetch_setting_out_of_bounds_is_refused_by_name(
+    tmp_path: Path, field: str, value: int
+) -> None:
+    with pytest.raises(ValidationError) as refused:
+        Settings(data_dir=tmp_path, **{field: value})
+    assert [e["loc"] for e in refused.value.errors()] == [(field,)]
 
 
 def test_a_copy_app_reads_every_record_with_no_consumer_thread(tmp_path: Path) -> None:
