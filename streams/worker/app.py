@@ -429,7 +429,14 @@ def create_app(settings: Settings) -> GateApp:
     topology = Topology.of(settings)
     inputs = app.topic(*(t.name for t in topology.gate_inputs()), partitions=settings.partitions)
     worker = Worker(app, settings, turns_table(app, topology, settings.partitions))
-    add_gate_agent(app, inputs, worker, settings.batch_max_records, settings.batch_max_wait_seconds)
+    add_gate_agent(
+        app,
+        inputs,
+        worker,
+        settings.batch_max_records,
+        settings.batch_max_wait_seconds,
+        settings.batch_max_bytes,
+    )
     add_timers(app, worker, settings.deadline_scan_interval_seconds)
     add_rebalance_handlers(app, worker)
     add_shutdown_bound(app, worker, settings.shutdown_timeout_seconds)
@@ -468,13 +475,18 @@ def turns_table(app: GateApp, topology: Topology, partitions: int) -> Any:
 
 
 def add_gate_agent(
-    app: GateApp, inputs: Any, worker: Worker, max_records: int, max_wait_seconds: float
+    app: GateApp,
+    inputs: Any,
+    worker: Worker,
+    max_records: int,
+    max_wait_seconds: float,
+    max_bytes: int,
 ) -> None:
     """The one agent: input batches through `Worker.handle`, or the process stops."""
 
     @app.agent(inputs, name="replygate-gate")
     async def gate(stream: StreamT[bytes]) -> None:
-        async for events in take_batches(stream, max_records, max_wait_seconds):
+        async for events in take_batches(stream, max_records, max_wait_seconds, max_bytes):
             try:
                 await worker.handle(events)
             except BaseException as exc:

@@ -95,3 +95,16 @@ async def test_closing_restores_the_stream(app: faust.App) -> None:
     await batches.aclose()
     assert stream.enable_acks
     assert stream._processors == processors
+
+
+async def test_a_batch_closes_once_its_values_reach_max_bytes(app: faust.App) -> None:
+    """Large records make small batches: judging a batch holds the event loop, heartbeats too."""
+    channel = app.channel()
+    stream = app.stream(channel)
+    for value in (b"1", b"22", b"333", b"4444", b"5"):
+        await channel.send(value=value)
+    batches = take_batches(stream, 500, LONG, max_bytes=3)
+    got = [values(await asyncio.wait_for(anext(batches), 5)) for _ in range(3)]
+    assert got == [[1, 22], [333], [4444]]  # the event that reaches the size closes the batch
+    assert values(await asyncio.wait_for(anext(batches), 5)) == [5]
+    await batches.aclose()

@@ -157,3 +157,46 @@ def _valid(start: int, stop: int) -> list[tuple[str, dict[str, Any]]]:
         (f"c-{i % 7}", raw_reply(turn_id=f"v-{i}", conversation_id=f"c-{i % 7}"))
         for i in range(start, stop)
     ]
+
+
+# 12 replies of 1 MiB over 6 partitions; with batches uncapped by bytes (64 MiB) the worker lost
+# its group in this test.
+BIG_RECORDS = 12
+
+
+def test_large_costly_records_do_not_cost_the_worker_its_group(tmp_path: Path) -> None:
+    """A batch is judged without a break in the event loop, where the group heartbeat runs too.
+    1 MiB replies that each cost about 2 s to mask came several to a batch and held the loop past
+    the 10 s session timeout: the worker lost its partitions and replayed. Now a batch closes at
+    `batch_max_bytes`, so each goes alone and the worker keeps its group."""
+    from tests.hostile import im_text, one_line, reply, text_segment
+
+    text = im_text([text_segment(one_line("https://a:b@"))])  # 1 MiB of URLs with userinfo
+    records = [
+        (f"c-big-{i}", reply({"text": text}, turn_id=f"t-big-{i}", conversation_id=f"c-big-{i}"))
+        for i in range(BIG_RECORDS)
+    ]
+    d = Deployment(partitions=6)
+    d.create_topics()
+    worker = d.start_worker(tmp_path)
+    try:
+        asyncio.run(produce(d.topic("replies.raw"), records))
+        delivered = asyncio.run(
+            collect(
+                [d.topic("delivery.im")],
+                lambda r: len({orjson.loads(v)["turn_id"] for _t, _k, v in r}) >= BIG_RECORDS,
+                timeout=240,
+            )
+        )
+        alive = worker.poll() is None
+    finally:
+        d.stop_all()
+    log = d.logs[-1].read_text(errors="replace")
+    assert alive, d.log_tail()
+    assert {orjson.loads(v)["turn_id"] for _t, _k, v in delivered} == {
+        f"t-big-{i}" for i in range(BIG_RECORDS)
+    }
+    lost = [
+        line for line in log.splitlines() if "Heartbeat failed" in line or "UnknownMember" in line
+    ]
+    assert not lost, d.log_tail()
