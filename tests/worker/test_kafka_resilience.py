@@ -22,7 +22,7 @@ import orjson
 import pytest
 
 from tests.support.crash_harness import CrashRun, turn_records, wait_killed
-from tests.support.kafka import REPO, Deployment, PrivateBroker, collect, produce
+from tests.support.kafka import REPO, Deployment, PrivateBroker, collect, metric, produce
 from tests.support.samples import raw_reply
 
 pytestmark = pytest.mark.kafka
@@ -159,16 +159,15 @@ def _valid(start: int, stop: int) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-# 12 replies of 1 MiB over 6 partitions; with batches uncapped by bytes (64 MiB) the worker lost
-# its group in this test.
+# 12 replies of 1 MiB over 6 partitions, about 2 s of masking each.
 BIG_RECORDS = 12
 
 
-def test_large_costly_records_do_not_cost_the_worker_its_group(tmp_path: Path) -> None:
-    """A batch is judged without a break in the event loop, where the group heartbeat runs too.
-    1 MiB replies that each cost about 2 s to mask came several to a batch and held the loop past
-    the 10 s session timeout: the worker lost its partitions and replayed. Now a batch closes at
-    `batch_max_bytes`, so each goes alone and the worker keeps its group."""
+def test_large_costly_records_are_judged_one_batch_each(tmp_path: Path) -> None:
+    """A batch is judged without a break in the event loop, where the group heartbeat runs too:
+    1 MiB replies came several to a batch and held the loop past the session timeout, and the
+    worker lost its group. A batch now closes at `batch_max_bytes`, so each goes alone (with the
+    cap at 64 MiB this test failed, and the worker's log showed `Heartbeat failed`)."""
     from tests.hostile import im_text, one_line, reply, text_segment
 
     text = im_text([text_segment(one_line("https://a:b@"))])  # 1 MiB of URLs with userinfo
@@ -189,14 +188,13 @@ def test_large_costly_records_do_not_cost_the_worker_its_group(tmp_path: Path) -
             )
         )
         alive = worker.poll() is None
+        port = worker.metrics_port  # type: ignore[attr-defined]
+        batches = metric(port, "replygate_batch_records_count")
+        single = metric(port, "replygate_batch_records_bucket", le="1.0")
     finally:
         d.stop_all()
-    log = d.logs[-1].read_text(errors="replace")
     assert alive, d.log_tail()
     assert {orjson.loads(v)["turn_id"] for _t, _k, v in delivered} == {
         f"t-big-{i}" for i in range(BIG_RECORDS)
     }
-    lost = [
-        line for line in log.splitlines() if "Heartbeat failed" in line or "UnknownMember" in line
-    ]
-    assert not lost, d.log_tail()
+    assert batches >= BIG_RECORDS and single == batches, f"{single:.0f} of {batches:.0f} batches"
