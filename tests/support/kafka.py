@@ -279,6 +279,14 @@ class ExplodingContract:
 BOOM_CONTRACT = ExplodingContract()
 
 
+def batch_sizes(worker: subprocess.Popen[bytes], at_most: int) -> tuple[float, float]:
+    """A running worker's batches so far, and how many of them held at most `at_most` records
+    (`replygate_batch_records`; `at_most` is one of its bucket bounds)."""
+    port: int = worker.metrics_port  # type: ignore[attr-defined]
+    total = metric(port, "replygate_batch_records_count")
+    return total, metric(port, "replygate_batch_records_bucket", le=f"{float(at_most)}")
+
+
 def metric(port: int, name: str, **labels: str) -> float:
     """Sum of a metric's samples whose labels include `labels` (0 if none yet)."""
     from prometheus_client.parser import text_string_to_metric_families

@@ -22,7 +22,7 @@ import orjson
 import pytest
 
 from tests.support.crash_harness import CrashRun, turn_records, wait_killed
-from tests.support.kafka import REPO, Deployment, PrivateBroker, collect, metric, produce
+from tests.support.kafka import REPO, Deployment, PrivateBroker, batch_sizes, collect, produce
 from tests.support.samples import raw_reply
 
 pytestmark = pytest.mark.kafka
@@ -188,9 +188,7 @@ def test_large_costly_records_are_judged_one_batch_each(tmp_path: Path) -> None:
             )
         )
         alive = worker.poll() is None
-        port = worker.metrics_port  # type: ignore[attr-defined]
-        batches = metric(port, "replygate_batch_records_count")
-        single = metric(port, "replygate_batch_records_bucket", le="1.0")
+        batches, single = batch_sizes(worker, 1)
     finally:
         d.stop_all()
     assert alive, d.log_tail()

@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 from tests.support.crash_harness import wait_killed
-from tests.support.kafka import Deployment, collect, metric, produce
+from tests.support.kafka import Deployment, batch_sizes, collect, produce
 from tests.support.samples import raw_reply
 
 pytestmark = pytest.mark.kafka
@@ -50,9 +50,7 @@ def test_a_restart_on_a_backlog_skips_no_offset(tmp_path: Path) -> None:
 
         records = asyncio.run(collect([d.topic("delivery.im")], done, timeout=240, settle=2))
         alive = second.poll() is None
-        port = second.metrics_port  # type: ignore[attr-defined]
-        batches = metric(port, "replygate_batch_records_count")
-        small = metric(port, "replygate_batch_records_bucket", le="250.0")
+        batches, small = batch_sizes(second, 250)
     finally:
         d.stop_all()
     log = d.logs[-1].read_text(errors="replace")
