@@ -3,8 +3,8 @@
 Run with `python -m faust -A bench.faust_passthrough worker`; topics and group from the same
 REPLYGATE_* environment as the worker (prefix, app id, partitions, bootstrap servers), and the
 worker's own app options (`streams.worker.app.app_options`: serializers, commit cadence, producer
-linger and batch size, session timeout), so the copy agent differs from the worker only in
-what its agents do.
+linger and batch size, session timeout, fetch wait) and its consumer in the app's loop
+(`InLoopApp`), so the copy agent differs from the worker only in what its agents do.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import faust
 
 from bench.kafka import PASSTHROUGH_OUTPUT
-from streams.broker.options import fetch_options
 from streams.broker.topology import Topic, Topology
 from streams.settings import Settings
 from streams.worker.app import app_options
@@ -22,7 +21,7 @@ _settings = Settings()
 _settings.data_dir.mkdir(parents=True, exist_ok=True)
 _partitions = _settings.partitions
 _topology = Topology.of(_settings)
-app = InLoopApp(_settings.app_id, fetch=fetch_options(_settings), **app_options(_settings))
+app = InLoopApp(_settings.app_id, **app_options(_settings))
 _out = app.topic(_topology.own(PASSTHROUGH_OUTPUT), partitions=_partitions)
 
 

@@ -389,9 +389,11 @@ class Worker:
 
 
 def app_options(settings: Settings) -> dict[str, Any]:
-    """faust.App options of the worker; the benchmark's bare Faust copy agent uses the same ones,
-    so the two differ only in what their agents do."""
+    """`InLoopApp` options of the worker (faust.App's and the consumer's fetch wait); the
+    benchmark's bare Faust copy agent uses the same ones, so the two differ only in what their
+    agents do."""
     return dict(
+        fetch=fetch_options(settings),
         store=settings.store,
         processing_guarantee="at_least_once",
         topic_partitions=settings.partitions,
@@ -422,7 +424,7 @@ def create_app(settings: Settings) -> GateApp:
     if settings.processing_guarantee == "exactly_once":
         raise ConfigError(EXACTLY_ONCE_REFUSED)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    app = GateApp(settings.app_id, fetch=fetch_options(settings), **app_options(settings))
+    app = GateApp(settings.app_id, **app_options(settings))
     app.replygate_settings = settings
     app.holes = []
     app.log_starts = {}

@@ -15,6 +15,7 @@ secret-like text) must not hold the loop past the group's session timeout.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
@@ -22,10 +23,10 @@ from faust.types import EventT
 
 
 def take_batches(
-    stream: Any, max_: int, within: float, max_bytes: int | None = None
+    stream: Any, max_: int, within: float, max_bytes: int = sys.maxsize
 ) -> AsyncGenerator[Sequence[EventT[bytes]], None]:
     """Faust 0.15.3's `take_events` (faust/streams.py:455-555) with two more closing rules
-    (everything fetched is in the batch; with `max_bytes`, its values have reached that size).
+    (everything fetched is in the batch; its values have reached `max_bytes`).
 
     Unchanged from it: the stream stands still while a batch is handled, at most `max_` events
     a batch, each event acknowledged once the batch's handling has returned or raised (the
@@ -37,7 +38,7 @@ def take_batches(
 
 
 async def _take(
-    stream: Any, max_: int, within: float, max_bytes: int | None
+    stream: Any, max_: int, within: float, max_bytes: int
 ) -> AsyncGenerator[Sequence[EventT[bytes]], None]:
     events: list[EventT[bytes]] = []
     size = 0  # bytes of the events' values
@@ -59,9 +60,8 @@ async def _take(
             if event is None:
                 raise RuntimeError("take_batches found current_event is None")
             events.append(event)
-            if max_bytes is not None:
-                size += len(event.value or b"")
-            if len(events) >= max_ or (max_bytes is not None and size >= max_bytes):
+            size += len(event.value or b"")
+            if len(events) >= max_ or size >= max_bytes:
                 full.set()
                 consumed.clear()  # the batch is full: wait until this one is taken
                 await stream.wait(consumed)

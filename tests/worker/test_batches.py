@@ -26,8 +26,9 @@ async def app() -> AsyncIterator[faust.App]:
 
 
 async def put(channel: Any, values: Sequence[int]) -> None:
+    """Each value as the raw bytes of its digits, as the worker's inputs come."""
     for value in values:
-        await channel.send(value=value)
+        await channel.send(value=str(value).encode())
 
 
 def values(events: Sequence[EventT[Any]]) -> list[int]:
@@ -101,8 +102,7 @@ async def test_a_batch_closes_once_its_values_reach_max_bytes(app: faust.App) ->
     """Large records make small batches: judging a batch holds the event loop, heartbeats too."""
     channel = app.channel()
     stream = app.stream(channel)
-    for value in (b"1", b"22", b"333", b"4444", b"5"):
-        await channel.send(value=value)
+    await put(channel, [1, 22, 333, 4444, 5])  # values of 1, 2, 3, 4 and 1 bytes
     batches = take_batches(stream, 500, LONG, max_bytes=3)
     got = [values(await asyncio.wait_for(anext(batches), 5)) for _ in range(3)]
     assert got == [[1, 22], [333], [4444]]  # the event that reaches the size closes the batch
