@@ -209,6 +209,11 @@ class Metrics:
             buckets=BATCH_BUCKETS,
             registry=reg,
         )
+        self._batches_off_loop = Counter(
+            "replygate_batches_off_loop_total",
+            "Batches judged in the worker's judging thread, because they held a large record.",
+            registry=reg,
+        )
         self._csv_snapshot = Histogram(
             "replygate_csv_snapshot_bytes",
             "Size of CSV snapshots stored in tool results.",
@@ -339,6 +344,9 @@ class Metrics:
 
     def observe_batch(self, records: int) -> None:
         self._batch_records.observe(max(0, records))
+
+    def batch_off_loop(self) -> None:
+        self._batches_off_loop.inc()
 
     def observe_csv_snapshot(self, size_bytes: int) -> None:
         self._csv_snapshot.observe(max(0, size_bytes))

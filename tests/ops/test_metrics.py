@@ -73,6 +73,7 @@ def exercise(m: Metrics) -> None:
     m.turns_expired(2)
     m.observe_processing("replies.raw", 0.002)
     m.observe_batch(500)
+    m.batch_off_loop()
     m.observe_csv_snapshot(2048)
     m.set_consumer_lag({TP("replies.raw", 1): 7})
 
@@ -98,6 +99,7 @@ EXPECTED = {
     "replygate_expired_turns": ("counter", "replygate_expired_turns_total"),
     "replygate_processing_seconds": ("histogram", "replygate_processing_seconds_bucket"),
     "replygate_batch_records": ("histogram", "replygate_batch_records_bucket"),
+    "replygate_batches_off_loop": ("counter", "replygate_batches_off_loop_total"),
     "replygate_csv_snapshot_bytes": ("histogram", "replygate_csv_snapshot_bytes_bucket"),
     "replygate_consumer_lag": ("gauge", "replygate_consumer_lag"),
     "replygate_build_info": ("gauge", "replygate_build_info"),
@@ -141,6 +143,7 @@ def test_values_and_labels_after_calls() -> None:
     assert value("replygate_leaks_masked", "replygate_leaks_masked_total", rule="github-pat") == 2
     assert value("replygate_pending_corrections", "replygate_pending_corrections") == 3
     assert value("replygate_batch_records", "replygate_batch_records_sum") == 500
+    assert value("replygate_batches_off_loop", "replygate_batches_off_loop_total") == 1
     assert value("replygate_consumer_lag", "replygate_consumer_lag", partition="1") == 7
     assert value("replygate_build_info", "replygate_build_info", version="9.9.9") == 1
     assert (

@@ -22,7 +22,15 @@ import orjson
 import pytest
 
 from tests.support.crash_harness import CrashRun, turn_records, wait_killed
-from tests.support.kafka import REPO, Deployment, PrivateBroker, batch_sizes, collect, produce
+from tests.support.kafka import (
+    REPO,
+    Deployment,
+    PrivateBroker,
+    batch_sizes,
+    collect,
+    metric,
+    produce,
+)
 from tests.support.samples import raw_reply
 
 pytestmark = pytest.mark.kafka
@@ -159,40 +167,77 @@ def _valid(start: int, stop: int) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-# 12 replies of 1 MiB over 6 partitions, about 2 s of masking each.
+# Replies of 1 MiB, about 2 s of masking each.
 BIG_RECORDS = 12
 
 
 def test_large_costly_records_are_judged_one_batch_each(tmp_path: Path) -> None:
-    """A batch is judged without a break in the event loop, where the group heartbeat runs too:
-    1 MiB replies came several to a batch and held the loop past the session timeout, and the
-    worker lost its group. A batch now closes at `batch_max_bytes`, so each goes alone (with the
-    cap at 64 MiB this test failed, and the worker's log showed `Heartbeat failed`)."""
-    from tests.hostile import im_text, one_line, reply, text_segment
-
-    text = im_text([text_segment(one_line("https://a:b@"))])  # 1 MiB of URLs with userinfo
-    records = [
-        (f"c-big-{i}", reply({"text": text}, turn_id=f"t-big-{i}", conversation_id=f"c-big-{i}"))
-        for i in range(BIG_RECORDS)
-    ]
+    """1 MiB replies came several to a batch and held the event loop past the session timeout,
+    and the worker lost its group. A batch now closes at `batch_max_bytes`, so each goes alone
+    (with the cap at 64 MiB this test failed, "0 of 2 batches")."""
     d = Deployment(partitions=6)
     d.create_topics()
     worker = d.start_worker(tmp_path)
     try:
-        asyncio.run(produce(d.topic("replies.raw"), records))
-        delivered = asyncio.run(
-            collect(
-                [d.topic("delivery.im")],
-                lambda r: len({orjson.loads(v)["turn_id"] for _t, _k, v in r}) >= BIG_RECORDS,
-                timeout=240,
-            )
-        )
+        delivered = _deliver_big_replies(d, BIG_RECORDS)
         alive = worker.poll() is None
         batches, single = batch_sizes(worker, 1)
     finally:
         d.stop_all()
     assert alive, d.log_tail()
-    assert {orjson.loads(v)["turn_id"] for _t, _k, v in delivered} == {
-        f"t-big-{i}" for i in range(BIG_RECORDS)
-    }
+    assert delivered == {f"t-big-{i}" for i in range(BIG_RECORDS)}
     assert batches >= BIG_RECORDS and single == batches, f"{single:.0f} of {batches:.0f} batches"
+
+
+def test_a_batch_longer_than_the_session_timeout_keeps_the_group(tmp_path: Path) -> None:
+    """A batch with a large record is judged in a thread, so the group heartbeat goes on. With a
+    4 MiB cap and the broker's shortest session (6 s) a batch of 1 MiB replies takes longer than
+    the session; judged in the loop, such a batch lost the group."""
+    d = Deployment(partitions=4, loglevel="info")  # aiokafka says "Joined group" at info
+    d.create_topics()
+    worker = d.start_worker(
+        tmp_path,
+        REPLYGATE_BATCH_MAX_BYTES=str(4 * 1024 * 1024),
+        REPLYGATE_SESSION_TIMEOUT_SECONDS="6",
+    )
+    port = worker.metrics_port  # type: ignore[attr-defined]
+    try:
+        delivered = _deliver_big_replies(d, BIG_RECORDS)
+        time.sleep(6)  # a lost session shows at the next heartbeat
+        alive = worker.poll() is None
+        batches, single = batch_sizes(worker, 1)
+        off_loop = metric(port, "replygate_batches_off_loop_total")
+        waited = metric(port, "replygate_processing_seconds_sum") / metric(
+            port, "replygate_processing_seconds_count"
+        )
+    finally:
+        d.stop_all()
+    log = d.logs[0].read_text(errors="replace")
+    assert alive, d.log_tail()
+    assert delivered == {f"t-big-{i}" for i in range(BIG_RECORDS)}
+    assert off_loop == batches, f"{off_loop:.0f} of {batches:.0f} batches judged off the loop"
+    # The path meant: a record waits for its whole batch, so a mean over 6 s means some batch
+    # took longer than the session.
+    assert waited > 6, f"{waited:.1f} s a record; {single:.0f} of {batches:.0f} batches single"
+    assert log.count("Joined group") == 1, d.log_tail(200)  # the first join, no rejoin
+
+
+def _deliver_big_replies(d: Deployment, count: int) -> set[str]:
+    """Produce `count` replies of 1 MiB of URLs with userinfo (about 2 s of masking each) and
+    return the turn ids delivered."""
+    from tests.hostile import im_text, one_line, reply, text_segment
+
+    text = im_text([text_segment(one_line("https://a:b@"))])
+    records = [
+        (f"c-big-{i}", reply({"text": text}, turn_id=f"t-big-{i}", conversation_id=f"c-big-{i}"))
+        for i in range(count)
+    ]
+    asyncio.run(produce(d.topic("replies.raw"), records))
+    delivered = asyncio.run(
+        collect(
+            [d.topic("delivery.im")],
+            lambda r: len({orjson.loads(v)["turn_id"] for _t, _k, v in r}) >= count,
+            timeout=240,
+        )
+    )
+    return {orjson.loads(v)["turn_id"] for _t, _k, v in delivered}
