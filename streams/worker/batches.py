@@ -7,9 +7,9 @@ batch pays two awaited round trips (state, then outputs). A longer wait makes bi
 but holds a lone record back for all of it. `take_batches` also closes a batch as soon as the
 stream's buffer is empty: a lone record goes at once, and a backlog fills batches up to the wait.
 
-A batch also closes once its records' bytes reach `max_bytes`: its judging runs in the event
-loop without a break, and a few large hostile records (about 2 s of CPU each for 1 MiB of
-secret-like text) must not hold the loop past the group's session timeout.
+A batch also closes once its records' bytes reach `max_bytes`: large hostile records cost
+about 2 s of CPU each for 1 MiB of secret-like text, and a batch's input is committed only once
+all of it is judged, written and sent.
 """
 
 from __future__ import annotations

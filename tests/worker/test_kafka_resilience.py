@@ -222,10 +222,36 @@ def test_a_batch_longer_than_the_session_timeout_keeps_the_group(tmp_path: Path)
     assert log.count("Joined group") == 1, d.log_tail(200)  # the first join, no rejoin
 
 
-def _deliver_big_replies(d: Deployment, count: int) -> set[str]:
-    """Produce `count` replies of 1 MiB of URLs with userinfo (about 2 s of masking each) and
-    return the turn ids delivered."""
-    from tests.hostile import im_text, one_line, reply, text_segment
+def test_a_kill_after_a_batch_judged_off_the_loop_is_written(tmp_path: Path) -> None:
+    """A batch judged in the thread goes through the same durable steps: killed once its state is
+    written, the next worker replays it and sends each reply once."""
+    d = Deployment(partitions=2)
+    d.create_topics()
+    first = d.start_worker(tmp_path, REPLYGATE_FAILPOINT="after_state_write")
+    try:
+        _produce_big_replies(d, 3)
+        assert wait_killed(first, 120), f"the kill point was not reached\n{d.log_tail()}"
+        second = d.start_worker(tmp_path)
+        delivered = asyncio.run(
+            collect(
+                [d.topic("delivery.im")],
+                lambda r: len({orjson.loads(v)["turn_id"] for _t, _k, v in r}) >= 3,
+                timeout=240,
+                settle=3,
+            )
+        )
+        off_loop = metric(second.metrics_port, "replygate_batches_off_loop_total")  # type: ignore[attr-defined]
+    finally:
+        d.stop_all()
+    turns = [orjson.loads(v)["turn_id"] for _t, _k, v in delivered]
+    assert sorted(turns) == [f"t-big-{i}" for i in range(3)], d.log_tail()
+    assert off_loop > 0 and "replayed" in d.logs[1].read_text(errors="replace"), d.log_tail()
+
+
+def _produce_big_replies(d: Deployment, count: int) -> None:
+    """`count` replies of 1 MiB of URLs with userinfo: about 2 s of masking each."""
+    from tests.hostile import one_line, reply, text_segment
+    from tests.support.samples import im_text
 
     text = im_text([text_segment(one_line("https://a:b@"))])
     records = [
@@ -233,6 +259,11 @@ def _deliver_big_replies(d: Deployment, count: int) -> set[str]:
         for i in range(count)
     ]
     asyncio.run(produce(d.topic("replies.raw"), records))
+
+
+def _deliver_big_replies(d: Deployment, count: int) -> set[str]:
+    """Produce `count` big replies (`_produce_big_replies`); the turn ids delivered."""
+    _produce_big_replies(d, count)
     delivered = asyncio.run(
         collect(
             [d.topic("delivery.im")],
