@@ -279,19 +279,19 @@ class Metrics:
         return str(partition) if 0 <= partition < self.partitions else OTHER
 
     # --- counters ------------------------------------------------------------------------
-    def record_in(self, topic: str) -> None:
-        self._records_in.labels(topic=self.topic_label(topic)).inc()
+    def record_in(self, topic: str, count: int = 1) -> None:
+        self._records_in.labels(topic=self.topic_label(topic)).inc(count)
 
-    def record_out(self, topic: str) -> None:
-        self._records_out.labels(topic=self.topic_label(topic)).inc()
+    def record_out(self, topic: str, count: int = 1) -> None:
+        self._records_out.labels(topic=self.topic_label(topic)).inc(count)
 
-    def outcome(self, contract: str, platform: str, outcome: str) -> None:
-        """One finished turn or tool call; `outcome` is one of OUTCOMES."""
+    def outcome(self, contract: str, platform: str, outcome: str, count: int = 1) -> None:
+        """Finished turns or tool calls; `outcome` is one of OUTCOMES."""
         self._outcomes.labels(
             contract=bound(contract, self.contracts),
             platform=bound(platform, self.platforms),
             outcome=bound(outcome, OUTCOMES),
-        ).inc()
+        ).inc(count)
 
     def validation_error(self, contract: str, code: str, count: int = 1) -> None:
         if count > 0:
@@ -308,8 +308,8 @@ class Metrics:
         if count > 0:
             self._leaks_masked.labels(rule=bound(rule, self.rules)).inc(count)
 
-    def attachment_notice(self, reason: str) -> None:
-        self._attachment_notices.labels(reason=bound(reason, self.reasons)).inc()
+    def attachment_notice(self, reason: str, count: int = 1) -> None:
+        self._attachment_notices.labels(reason=bound(reason, self.reasons)).inc(count)
 
     def correction_expired(self, count: int = 1) -> None:
         if count > 0:
@@ -330,8 +330,11 @@ class Metrics:
     def observe_correction_roundtrip(self, seconds: float) -> None:
         self._correction_roundtrip.observe(max(0.0, seconds))
 
-    def observe_processing(self, topic: str, seconds: float) -> None:
-        self._processing.labels(topic=self.topic_label(topic)).observe(max(0.0, seconds))
+    def observe_processing(self, topic: str, seconds: float, count: int = 1) -> None:
+        """`count` records that took `seconds` each (a batch's records share its time)."""
+        child = self._processing.labels(topic=self.topic_label(topic))
+        for _ in range(count):
+            child.observe(max(0.0, seconds))
 
     @contextlib.contextmanager
     def time_processing(self, topic: str) -> Iterator[None]:

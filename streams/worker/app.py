@@ -212,7 +212,8 @@ class Worker:
             failpoints.hit("chunk_state_written")
         await self._send_outputs(result)
         failpoints.hit("after_outputs")
-        self._count(result, len(records), time.perf_counter() - started)
+        self.metrics.metrics.observe_batch(len(records))
+        self.metrics.batch(result, time.perf_counter() - started)
 
     async def _judge(self, records: list[tuple[Source, bytes]]) -> BatchResult:
         """`TurnBatch.run`; in the judging thread when a record is large, so that heartbeats,
@@ -360,23 +361,6 @@ class Worker:
         config = self.topology.output(name).config
         await self.app.topic(name, partitions=self.settings.partitions, config=config).declare()
         self.declared.add(name)
-
-    def _count(self, result: BatchResult, size: int, seconds: float) -> None:
-        metrics = self.metrics
-        metrics.metrics.observe_batch(size)
-        toolcalls = self.topology.toolcalls.name
-        for judged in result.judged:
-            metrics.latency(judged.topic, seconds)
-            if judged.topic == toolcalls and judged.decision is not None:
-                metrics.tool(judged.decision)
-            else:
-                metrics.step(judged.step, judged.decision)
-            if judged.decision is not None:
-                metrics.processed(judged.decision)
-        for decision in result.outputs:
-            metrics.sent(decision)
-        metrics.metrics.replayed(result.replayed)
-        metrics.metrics.turns_expired(result.expired)
 
     async def scan_deadlines(self) -> None:
         """Expired pending turns become deadline events on their own partition.

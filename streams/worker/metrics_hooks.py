@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 from schemas.records import OutputRecord, ToolResult
 from streams.broker.topology import Topology
+from streams.core.batch import BatchResult, Judged
 from streams.core.pipeline import Decision, Gate
-from streams.core.turns import Step
 from streams.ops.metrics import Metrics, MetricsServer, compute_lag, serve
 from streams.settings import Settings
 
@@ -17,6 +18,7 @@ log = logging.getLogger("replygate.metrics")
 
 # Outcomes that are turn states but not metric outcomes.
 _NOT_OUTCOMES = {"correction_requested", "ignored"}
+_TOOL_OUTCOMES = {"tool_result": "tool_ok", "tool_error": "tool_error"}
 
 
 class WorkerMetrics:
@@ -30,55 +32,79 @@ class WorkerMetrics:
             contracts=tuple(gate.contracts),
         )
         self.server: MetricsServer | None = None
+        topology = Topology.of(settings)
         # the partitions whose lag is reported: the inputs' (not the deadline topic's)
-        self.inputs = frozenset(topic.name for topic in Topology.of(settings).inputs())
+        self.inputs = frozenset(topic.name for topic in topology.inputs())
+        self.toolcalls = topology.toolcalls.name
 
     def serve(self, ready: Callable[[], bool]) -> None:
         if self.server is None and self.settings.metrics_port:
             self.server = serve(self.metrics, self.settings.metrics_port, ready=ready)
 
-    def processed(self, decision: Decision) -> None:
-        """Per judged record: its validation errors by code."""
-        contract = decision.turn.contract if decision.turn else "kandev.rich_output.v1"
-        if decision.verdict == "rejected":
-            self.metrics.validation_errors_from(contract, (e.code for e in decision.errors))
+    def batch(self, result: BatchResult, seconds: float) -> None:
+        """One handled batch: its inputs counted and timed, its outcomes, validation errors and
+        outputs counted. Each label set is counted once a batch with its total:
+        prometheus_client's `labels()` costs microseconds a call, and called per record it was
+        24-32 µs of the worker's CPU per record."""
+        tally: Counter[tuple[str, ...]] = Counter()
+        roundtrips: list[float] = []  # correction round trips, observed each
+        for judged in result.judged:
+            tally["in", judged.topic] += 1
+            self._judged(tally, roundtrips, judged)
+        for decision in result.outputs:
+            self._sent(tally, decision)
+        m = self.metrics
+        for key, n in tally.items():
+            kind, *labels = key
+            if kind == "in":
+                m.record_in(labels[0], n)
+                m.observe_processing(labels[0], seconds, n)
+            elif kind == "out":
+                m.record_out(labels[0], n)
+            elif kind == "outcome":
+                m.outcome(labels[0], labels[1], labels[2], n)
+            elif kind == "error":
+                m.validation_error(labels[0], labels[1], n)
+            elif kind == "masked":
+                m.leak_masked(labels[0], n)
+            elif kind == "notice":
+                m.attachment_notice(labels[0], n)
+        m.correction_expired(tally[("expired",)])
+        for roundtrip in roundtrips:
+            m.observe_correction_roundtrip(roundtrip)
+        m.replayed(result.replayed)
+        m.turns_expired(result.expired)
 
-    def latency(self, topic: str, seconds: float) -> None:
-        """Per input record: counted in and timed."""
-        self.metrics.record_in(topic)
-        self.metrics.observe_processing(topic, seconds)
+    def _judged(self, tally: Counter[tuple[str, ...]], roundtrips: list[float], j: Judged) -> None:
+        """A judged record's outcome (a tool call's, or its turn's) and validation errors."""
+        decision = j.decision
+        if j.topic == self.toolcalls and decision is not None:
+            outcome = _TOOL_OUTCOMES.get(decision.action, "dead_letter")
+            tally["outcome", "kandev.rich_output.v1", "other", outcome] += 1
+        elif j.step.outcome not in _NOT_OUTCOMES:
+            turn = decision.turn if decision is not None else None
+            turn = turn or (j.step.emit[0].turn if j.step.emit else None)
+            contract, platform = (turn.contract, turn.platform) if turn else ("other", "other")
+            tally["outcome", contract, platform, j.step.outcome] += 1
+            tally[("expired",)] += j.step.expired
+            if j.step.roundtrip_seconds is not None:
+                roundtrips.append(j.step.roundtrip_seconds)
+        if decision is not None and decision.verdict == "rejected":
+            contract = decision.turn.contract if decision.turn else "kandev.rich_output.v1"
+            for error in decision.errors:
+                tally["error", contract, error.code] += 1
 
-    def sent(self, decision: Decision) -> None:
-        """Per output record: counted out, with its masked rules and attachment notices."""
+    def _sent(self, tally: Counter[tuple[str, ...]], decision: Decision) -> None:
+        """An output record: counted out, with its masked rules and attachment notices."""
         if decision.topic is not None:
-            self.metrics.record_out(decision.topic)
+            tally["out", decision.topic] += 1
         for hit in decision.masked:
-            self.metrics.leak_masked(hit.rule, hit.count)
+            tally["masked", hit.rule] += hit.count
         for notice in decision.notices:
-            self.metrics.attachment_notice(notice.reason)
+            tally["notice", notice.reason] += 1
         snapshot = _snapshot(decision.output)
         if snapshot is not None:
             self.metrics.observe_csv_snapshot(snapshot)
-
-    def step(self, step: Step, decision: Decision | None = None) -> None:
-        if step.outcome in _NOT_OUTCOMES:
-            return
-        turn = decision.turn if decision is not None else None
-        emitted = step.emit[0].turn if step.emit else None
-        turn = turn or emitted
-        self.metrics.outcome(
-            turn.contract if turn else "other", turn.platform if turn else "other", step.outcome
-        )
-        if step.expired:
-            self.metrics.correction_expired()
-        if step.roundtrip_seconds is not None:
-            self.metrics.observe_correction_roundtrip(step.roundtrip_seconds)
-
-    def tool(self, decision: Decision) -> None:
-        outcome = {"tool_result": "tool_ok", "tool_error": "tool_error"}.get(
-            decision.action, "dead_letter"
-        )
-        self.metrics.outcome("kandev.rich_output.v1", "other", outcome)
 
     def pending(self, count: int) -> None:
         self.metrics.set_pending_corrections(count)
