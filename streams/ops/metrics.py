@@ -299,11 +299,6 @@ class Metrics:
                 contract=bound(contract, self.contracts), code=bound(code, self.codes)
             ).inc(count)
 
-    def validation_errors_from(self, contract: str, codes: Iterable[str]) -> None:
-        """Count each code of a rejected reply (e.g. `[i.code for i in result.issues]`)."""
-        for code in codes:
-            self.validation_error(contract, code)
-
     def leak_masked(self, rule: str, count: int = 1) -> None:
         if count > 0:
             self._leaks_masked.labels(rule=bound(rule, self.rules)).inc(count)

@@ -212,8 +212,7 @@ class Worker:
             failpoints.hit("chunk_state_written")
         await self._send_outputs(result)
         failpoints.hit("after_outputs")
-        self.metrics.metrics.observe_batch(len(records))
-        self.metrics.batch(result, time.perf_counter() - started)
+        self.metrics.batch(result, len(records), time.perf_counter() - started)
 
     async def _judge(self, records: list[tuple[Source, bytes]]) -> BatchResult:
         """`TurnBatch.run`; in the judging thread when a record is large, so that heartbeats,

@@ -168,7 +168,7 @@ def test_progress_outcomes_are_counted_with_bounded_labels(tmp_path: Path) -> No
             (harness.source("replies_raw", 4), progress(0, contract="acme.unknown.v1")),
         ]
     )
-    metrics.batch(result, 0.01)
+    metrics.batch(result, 5, 0.01)
     text = metrics.metrics.exposition()
     for outcome in ("progress", "progress_rejected", "late_progress"):
         assert f'outcome="{outcome}"' in text

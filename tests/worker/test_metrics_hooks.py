@@ -41,7 +41,7 @@ def test_a_batch_is_counted_once_per_label_set_with_every_record(tmp_path: Path)
     ]
     result = h.run(records)
     metrics = WorkerMetrics(h.settings, h.gate)
-    metrics.batch(result, 0.02)
+    metrics.batch(result, 6, 0.02)
     got = samples(metrics)
     replies, tools = h.settings.topic("replies_raw"), h.settings.topic("toolcalls_raw")
     assert value(got, "replygate_records_in_total", topic=replies) == 5
