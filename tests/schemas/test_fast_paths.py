@@ -14,6 +14,7 @@ from schemas.contract import ReplyInput
 from schemas.html_answer import scan
 from schemas.html_answer.rules import INLINE
 from schemas.html_answer.scan import _read_simple_tag, _read_tag, scan_source
+from schemas.html_answer.transport import _eol_lines, _lines
 from schemas.html_answer.walk import _child_frames
 from schemas.im_segments import (
     IM_SEGMENTS_V1,
@@ -283,3 +284,15 @@ _PROSE_PARTS = st.sampled_from(
 def test_doc_links_found_as_finditer_finds_them(text: str) -> None:
     links = [(link.start, link.end, link.written, link.uri) for link in find_doc_links(text)]
     assert links == _doc_links_as_before(text)
+
+
+_FENCE_TOKENS = st.sampled_from(["```", "`", "html", " ", "\t", "\n", "\r", "x", "é", ";"])
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_FENCE_TOKENS, max_size=30).map("".join))
+def test_lines_cut_by_find_equal_the_regex_cut(text: str) -> None:
+    """Without a carriage return `_lines` cuts by `str.find`; the lines are the regex's."""
+    assert list(_lines(text)) == list(_eol_lines(text))
+    plain = text.replace("\r", "")
+    assert list(_lines(plain)) == list(_eol_lines(plain))
