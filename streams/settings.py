@@ -153,8 +153,8 @@ class Settings(BaseSettings):
     batch_max_records: int = Field(default=500, ge=1, le=100_000)
     # A batch closes when everything fetched is in it; under a backlog it fills this long at most.
     batch_max_wait_seconds: float = Field(default=0.05, gt=0, le=10)
-    # ... or once its records hold this many bytes: a batch is judged without a break in the event
-    # loop, and large hostile records (~2 s of CPU a MiB) must not outlast the session timeout.
+    # ... or once its records hold this many bytes: large hostile records cost ~2 s of CPU a MiB,
+    # and a batch's input is committed only once all of it is judged, written and sent.
     batch_max_bytes: int = Field(default=512 * 1024, ge=1024, le=64 * MiB)
     # A fetch returns once this much is waiting or after this long: at a few hundred records a
     # second, fewer fetches and wake-ups (aiokafka's 1 byte answers every record at once).

@@ -34,11 +34,9 @@ class InLoopConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
         """Faust's aiokafka consumer with the app's fetch wait (`InLoopApp.fetch`), which Faust
         has no setting for: set where `AIOKafkaConsumer.start` reads it into its fetcher."""
         consumer = super()._create_consumer(loop=loop)
-        fetch: Mapping[str, int] = getattr(self.app, "fetch", {})
-        if "fetch_min_bytes" in fetch:
-            consumer._fetch_min_bytes = fetch["fetch_min_bytes"]
-        if "fetch_max_wait_ms" in fetch:
-            consumer._fetch_max_wait_ms = fetch["fetch_max_wait_ms"]
+        fetch: Mapping[str, int] = self.app.fetch  # type: ignore[attr-defined]  # an InLoopApp
+        for name, value in fetch.items():  # fetch_min_bytes, fetch_max_wait_ms
+            setattr(consumer, f"_{name}", value)
         return consumer
 
     async def start(self) -> None:
