@@ -383,6 +383,10 @@ ISSUE_CODES: Final = _table(
        "The gate itself failed on the record (a bug, or a registered contract that raised); "
        "only the exception's type is said.",
        "$", "the gate failed: RuntimeError"),
+    _c("correction_mismatch", RECORD,
+       "A correction (`attempt` 1) whose conversation, platform or contract is not the one its "
+       "pending turn asked for: the turn ends with the failure notice.",
+       "contract", "the correction is for 'text.plain.v1'; the turn asked for 'im.segments.v1'"),
     _c("turn_expired", RECORD,
        "A reply older than the state horizon, for a turn the gate no longer remembers.",
        "produced_at",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Final
 
 from schemas.errors import Issue
-from schemas.text_plain import control_character_issues
+from schemas.text_plain import CC_CONTROLS, control_character_issues
 
 # A progress summary's text, in code points after trimming.
 PROGRESS_MAX_CHARS: Final = 4000
@@ -30,4 +30,4 @@ def progress_text_issues(text: str | None, base: str = "output.text") -> list[Is
                 f"has {length} characters after trimming; at most {PROGRESS_MAX_CHARS}",
             )
         ]
-    return control_character_issues(text, base)
+    return control_character_issues(text, base, CC_CONTROLS)

@@ -19,15 +19,20 @@ _ALLOWED_CONTROLS: Final = frozenset("\t\n\r")
 _CONTROLS: Final = (
     frozenset(chr(c) for c in (*range(0x00, 0x20), *range(0x80, 0xA0))) - _ALLOWED_CONTROLS
 )
+# Every control character (Unicode category Cc: C0, DEL and C1) but tab, line feed and carriage
+# return: the rule for progress text, which says "control characters" and not "C0/C1".
+CC_CONTROLS: Final = _CONTROLS | {"\x7f"}
 
 
-def control_character_issues(text: str, base: str) -> list[Issue]:
+def control_character_issues(
+    text: str, base: str, controls: frozenset[str] = _CONTROLS
+) -> list[Issue]:
     """One issue per control character (bounded), at `base[<code point index>]`."""
     issues: list[Issue] = []
-    if _CONTROLS.isdisjoint(text):
+    if controls.isdisjoint(text):
         return issues
     for index, char in enumerate(text):
-        if char not in _CONTROLS:
+        if char not in controls:
             continue
         if len(issues) == MAX_ISSUES:
             issues.append(

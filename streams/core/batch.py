@@ -25,6 +25,8 @@ from streams.settings import Settings
 
 log = logging.getLogger("replygate.worker")
 
+NEVER = datetime.min.replace(tzinfo=UTC)
+
 # Tombstones one batch may write for expired turns (each is one more record to send).
 EXPIRE_PER_BATCH = 1000
 
@@ -82,6 +84,7 @@ class TurnBatch:
     index: TurnIndex
     _overlay: dict[bytes, Write] = field(default_factory=dict)
     _result: BatchResult = field(default_factory=BatchResult)
+    _wall: datetime = NEVER  # the running batch's clock
 
     def __post_init__(self) -> None:
         settings = self.gate.settings
@@ -96,7 +99,7 @@ class TurnBatch:
 
     def run(self, records: Sequence[tuple[Source, bytes]], wall: datetime) -> BatchResult:
         """Judge the records in order; a failure in the gate is that record's dead letter."""
-        self._overlay, self._result = {}, BatchResult()
+        self._overlay, self._result, self._wall = {}, BatchResult(), wall
         for source, raw in records:
             now = source.timestamp or wall
             self._expire(source.partition, now)
@@ -178,8 +181,16 @@ class TurnBatch:
             stream = state.stream if state is not None else None
             return stream if stream is not None and stream.attempt == attempt else None
 
+        def asked_at(turn_id: str) -> datetime:
+            # by the wall clock: a consumer behind by more than the deadline still gives the
+            # corrector its whole window; a replay finds its own write and asks as it first did
+            stored = self._stored(source.partition, turn_id.encode())
+            if stored is not None and stored.source == source_id(source) and stored.pending:
+                return parse_iso(stored.pending.requested_at)
+            return self._wall
+
         decision = self.gate.process_reply(
-            raw, source, now, context_for=context_for, chunks_for=chunks_for
+            raw, source, now, context_for=context_for, chunks_for=chunks_for, asked_at=asked_at
         )
         if decision.chunk is not None:
             self._chunk(source, raw, now, decision, decision.chunk)
@@ -187,7 +198,11 @@ class TurnBatch:
         turn = decision.turn
         state = self._seen(source, turn.turn_id) if turn is not None else None
         if turn is not None and state is None and self._too_old(turn.produced_at, now):
-            self._expired_turn(source, raw, turn.turn_id)
+            if decision.action in ("progress", "drop"):
+                # its turn finished, or was given up, long ago: late, not a record to look at
+                self._emit(source.topic, Step("late_progress"), decision)
+            else:
+                self._expired_turn(source, raw, turn.turn_id)
             return
         step = on_reply(self.gate, decision, state, now)
         if turn is not None:

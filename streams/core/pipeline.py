@@ -192,6 +192,9 @@ E = TypeVar("E", RawReply, RawChunk, ToolCall, TurnControl)
 
 # The chunks a turn holds for an attempt (`turn_id`, `attempt`), None when it holds none.
 ChunksFor = Callable[[str, int], ChunkBuffer | None]
+# When the worker makes a turn's correction request (`turn_id`): now, or on a replay the moment
+# it first made it, so the deadline is the request's and a replay's request is the same.
+AskedAt = Callable[[str], datetime]
 
 # How many streams `replygate check` keeps open at once; the oldest goes first.
 CHECK_STREAMS_MAX = 1000
@@ -303,19 +306,23 @@ class Gate:
         fallback_id: int | None = None,
         context_for: Callable[[str], Context | None] | None = None,
         chunks_for: ChunksFor | None = None,
+        asked_at: AskedAt | None = None,
     ) -> Decision:
         """A `replies.raw` record: deliver, ask for a correction, notice, no reply, dead letter,
         or a chunk to buffer.
 
         `context_for(turn_id)` gives the context kept with a pending turn, for a correction that
         comes back without one (the built-in corrector knows only the correction request);
-        `chunks_for` the chunks a streamed final reply is made of.
+        `chunks_for` the chunks a streamed final reply is made of; `asked_at` when a
+        correction request is made (its deadline counts from then; default the record's time).
         """
         fallback = source.offset if fallback_id is None else fallback_id
         decoded = self._decode(raw, source, fallback)
         if isinstance(decoded, Decision):
             return decoded
-        return self._reply_from_json(raw, decoded, source, now, fallback, context_for, chunks_for)
+        return self._reply_from_json(
+            raw, decoded, source, now, fallback, context_for, chunks_for, asked_at
+        )
 
     def _reply_from_json(
         self,
@@ -326,6 +333,7 @@ class Gate:
         fallback: int,
         context_for: Callable[[str], Context | None] | None = None,
         chunks_for: ChunksFor | None = None,
+        asked_at: AskedAt | None = None,
     ) -> Decision:
         record_id = _record_id(decoded, "turn_id", fallback)
         if isinstance(decoded, dict) and "chunk" in decoded:
@@ -356,7 +364,9 @@ class Gate:
             held = chunks_for(reply.turn_id, reply.attempt) if chunks_for is not None else None
             output, stream_issues = assemble(reply.output, held, chunk_limit(self.settings))
             reply = reply.model_copy(update={"output": output})
-        return self.judge_reply(reply, contract, source.timestamp or now, context, stream_issues)
+        return self.judge_reply(
+            reply, contract, source.timestamp or now, context, stream_issues, asked_at
+        )
 
     def process_tool_call(
         self, raw: bytes, source: Source, fallback_id: int | None = None
@@ -433,6 +443,7 @@ class Gate:
         now: datetime,
         context: Context | None = None,
         stream_issues: Sequence[Issue] = (),
+        asked_at: AskedAt | None = None,
     ) -> Decision:
         """The decision for an envelope-valid reply; the turn state is the worker's business.
 
@@ -454,7 +465,8 @@ class Gate:
             Issue("$", "invalid_reply", "the reply is invalid"),
         )
         if reply.attempt == 0:
-            return self._request_correction(turn, contract, reply, errors, now)
+            asked = max(now, asked_at(turn.turn_id)) if asked_at is not None else now
+            return self._request_correction(turn, contract, reply, errors, asked)
         return replace(self.failure_notice(turn, now), errors=errors)
 
     def judge_progress(self, reply: RawReply, now: datetime) -> Decision:
@@ -673,9 +685,10 @@ class Gate:
         contract: ReplyContract,
         reply: RawReply,
         errors: tuple[Issue, ...],
-        now: datetime,
+        asked: datetime,
     ) -> Decision:
-        deadline = iso(now + timedelta(seconds=self.settings.correction_deadline_seconds))
+        """The one correction request; its deadline counts from `asked`, when it is made."""
+        deadline = iso(asked + timedelta(seconds=self.settings.correction_deadline_seconds))
         record = {
             "turn_id": turn.turn_id,
             "conversation_id": turn.conversation_id,
@@ -706,7 +719,7 @@ class Gate:
             turn.platform,
             turn.contract,
             deadline,
-            iso(now),
+            iso(asked),
             context,
         )
         return Decision(

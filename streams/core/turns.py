@@ -8,10 +8,11 @@ module only decides; `streams.core.state` shapes what is stored.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal
 
+from schemas.errors import Issue
 from schemas.records import Delivery
 from streams.core.chunks import ChunkBuffer, add_chunk
 from streams.core.outcomes import Outcome
@@ -96,8 +97,34 @@ def on_reply(gate: Gate, decision: Decision, state: TurnState | None, now: datet
     roundtrip = (now - parse_iso(pending.requested_at)).total_seconds()
     if now > parse_iso(pending.deadline):
         return on_deadline(gate, state, now)  # the deadline passed first
+    mismatch = correction_mismatch(turn, pending)
+    if mismatch is not None:
+        notice = replace(gate.failure_notice(pending_turn(pending), now), errors=(mismatch,))
+        return Step("failure_notice", (notice,), finished="failure_notice")
     step = _finish(decision, _final_outcome(decision))
     return Step(step.outcome, step.emit, finished=step.finished, roundtrip_seconds=roundtrip)
+
+
+def correction_mismatch(turn: Turn, pending: PendingTurn) -> Issue | None:
+    """Why a correction is not the one its turn asked for: a correction only fixes the format,
+    so it answers the same conversation, on the same platform, under the same contract."""
+    for field, got, asked in (
+        ("conversation_id", turn.conversation_id, pending.conversation_id),
+        ("platform", turn.platform, pending.platform),
+        ("contract", turn.contract, pending.contract),
+    ):
+        if got != asked:
+            return Issue(
+                field,
+                "correction_mismatch",
+                f"the correction is for {got!r}; the turn asked for {asked!r}",
+            )
+    return None
+
+
+def pending_turn(pending: PendingTurn) -> Turn:
+    """The turn a pending correction belongs to, as its one outcome is addressed."""
+    return Turn(pending.turn_id, pending.conversation_id, pending.platform, pending.contract, 1)
 
 
 def _split(state: TurnState | None) -> tuple[PendingTurn | None, str | None]:
@@ -125,7 +152,6 @@ def on_deadline(gate: Gate, state: TurnState | None, now: datetime) -> Step:
     pending, finished = _split(state)
     if pending is None or finished is not None or now < parse_iso(pending.deadline):
         return Step("ignored")
-    turn = Turn(pending.turn_id, pending.conversation_id, pending.platform, pending.contract, 1)
     # The deadline itself is the notice's time, so a replay yields the identical record.
-    notice = gate.failure_notice(turn, parse_iso(pending.deadline))
+    notice = gate.failure_notice(pending_turn(pending), parse_iso(pending.deadline))
     return Step("failure_notice", (notice,), finished="failure_notice", expired=True)

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
+from schemas.records import CorrectionRequest, Delivery
 from streams.core.batch import BatchResult, TurnBatch, Write, deadline_topic
 from streams.core.pipeline import Source
 from streams.core.state import TurnIndex, TurnState
@@ -38,9 +39,11 @@ class Harness:
     def source(self, name: str, offset: int, at: datetime = T0, partition: int = 0) -> Source:
         return Source(self.settings.topic(name), partition, offset, at, b"c-7")
 
-    def run(self, records: list[tuple[Source, Any]], apply: bool = True) -> BatchResult:
+    def run(
+        self, records: list[tuple[Source, Any]], apply: bool = True, wall: datetime = T0
+    ) -> BatchResult:
         encoded = [(s, v if isinstance(v, bytes) else encode(v)) for s, v in records]
-        result = self.batch.run(encoded, T0)
+        result = self.batch.run(encoded, wall)
         if apply:
             for write in result.writes:
                 self.apply(write)
@@ -108,6 +111,81 @@ def test_a_correction_and_its_deadline_give_one_outcome(h: Harness) -> None:
     # the correction after it is a duplicate
     correction = h.run([(h.source("replies_raw", 8, late), raw_reply(attempt=1))])
     assert correction.outputs == []
+
+
+def test_a_request_made_late_gives_the_corrector_its_whole_window_and_replays_the_same(
+    h: Harness,
+) -> None:
+    """A consumer 45 s behind a 30 s deadline: the deadline counts from the request (the batch's
+    clock), not from the record's broker time, or the request would be born expired."""
+    records = [(h.source("replies_raw", 1), raw_reply(output={"text": "prose"}))]
+    behind = T0 + timedelta(seconds=45)
+    first = h.run(records, wall=behind)
+    request = first.outputs[0].output
+    assert isinstance(request, CorrectionRequest)
+    assert request.deadline == "2026-11-30T12:01:20.000Z"  # 12:00:05 + 45 s + 30 s
+    state = h.state()
+    assert state is not None and state.waiting is not None
+    assert (state.waiting.requested_at, state.waiting.deadline) == (
+        "2026-11-30T12:00:50.000Z",
+        request.deadline,
+    )
+    # its replay, a minute later still, finds its own write and asks exactly as it first did
+    replay = h.run(records, wall=behind + timedelta(seconds=60))
+    assert replay.replayed == 1 and [d.output for d in replay.outputs] == [request]
+    # a correction that came 20 s after the request (before its deadline) is delivered
+    correction = (h.source("replies_raw", 2, behind + timedelta(seconds=20)), raw_reply(attempt=1))
+    assert kinds(h.run([correction], wall=behind + timedelta(seconds=21))) == ["deliver"]
+
+
+def test_a_record_on_time_is_asked_at_its_broker_time(h: Harness) -> None:
+    """No lag (the batch's clock before the record's time, as with a skewed clock): the
+    record's own time, as `replygate check` does."""
+    early = T0 - timedelta(seconds=3)
+    result = h.run([(h.source("replies_raw", 1), raw_reply(output={"text": "prose"}))], wall=early)
+    request = result.outputs[0].output
+    assert isinstance(request, CorrectionRequest)
+    assert request.deadline == "2026-11-30T12:00:35.000Z"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "reply"),
+    [
+        ("contract", "text.plain.v1", {"output": {"text": "plain words"}}),
+        ("platform", "ide", {}),
+        ("conversation_id", "c-8", {}),
+    ],
+)
+def test_a_correction_for_another_conversation_platform_or_contract_ends_with_the_notice(
+    h: Harness, field: str, value: str, reply: dict[str, Any]
+) -> None:
+    """A correction only fixes the format: one that names another contract, platform or
+    conversation is not the answer its turn asked for, and is never delivered there."""
+    h.run([(h.source("replies_raw", 1), raw_reply(output={"text": "prose"}))])
+    other = raw_reply(attempt=1, **{field: value, **reply})
+    assert h.gate.process_reply(encode(other), h.source("replies_raw", 2), T0).action == "deliver"
+    result = h.run([(h.source("replies_raw", 2), other)])
+    assert [d.action for d in result.outputs] == ["failure_notice"]
+    notice = result.outputs[0]
+    assert isinstance(notice.output, Delivery)
+    assert (notice.topic, notice.output.contract, notice.output.conversation_id) == (
+        h.settings.delivery_topic("im"),
+        "im.segments.v1",
+        "c-7",
+    )
+    assert [(e.path, e.code) for e in notice.errors] == [(field, "correction_mismatch")]
+    state = h.state()
+    assert state is not None and state.finished_outcome == "failure_notice"
+
+
+def test_progress_older_than_the_horizon_is_dropped_as_late_not_a_dead_letter(
+    h: Harness,
+) -> None:
+    late = T0 + HORIZON + timedelta(seconds=1)
+    progress = raw_reply(kind="progress", seq=0, output={"text": "Searching the docs"})
+    result = h.run([(h.source("replies_raw", 1, late), progress)])
+    assert result.outputs == [] and result.writes == []
+    assert [j.step.outcome for j in result.judged] == ["late_progress"]
 
 
 def test_finished_turns_expire_by_broker_time_with_a_tombstone(h: Harness) -> None:

@@ -78,6 +78,7 @@ def test_a_final_reply_is_kind_final_or_no_kind(gate: Gate) -> None:
         ("bell\x07", "control_character"),
         ("nul\x00", "control_character"),
         ("c1\x85", "control_character"),
+        ("del\x7f", "control_character"),  # a control character (Cc), though neither C0 nor C1
     ],
 )
 def test_progress_that_breaks_the_rules_is_dropped(gate: Gate, text: Any, code: str) -> None:
