@@ -80,13 +80,17 @@ ISSUE_CODES: Final = _table(
     _c("invalid_value", (ANY, RECORD),
        "A value outside its closed set (a literal or enum), or a value its own check refused.",
        "action", "Input should be 'cancel'"),
-    _c("integer_out_of_range", (IM, RECORD),
+    _c("integer_out_of_range", (IM, RICH, SCHEMA, RECORD),
        "An integer literal outside 64 bits, which JSON readers would silently turn into a "
-       "float: refused (send it as a string). In a whole record: a `not_json` dead letter.",
+       "float: refused (send it as a string). In a reply's text at `$`; in a `json` tool "
+       "call's or a rich-output call's arguments at its path; in a record's envelope the "
+       "record is an `invalid_envelope` dead letter.",
        "$",
        "the integer at character 41 has 30 digits, beyond the 64-bit range it could be "
        "carried in exactly; send it as a string"),
-    _c("not_finite", (ANY,), "A number that is NaN or infinite.",
+    _c("not_finite", (ANY,),
+       "A number that is NaN or infinite, or a literal beyond the double range (`1e400`) in "
+       "a tool call's arguments.",
        "blocks[0].series[0].values[2]", "Input should be a finite number"),
     _c("out_of_range", (ANY, RECORD), "A number outside its bounds (e.g. `attempt` is 0 or 1).",
        "attempt", "Input should be less than or equal to 1"),

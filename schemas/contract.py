@@ -22,7 +22,9 @@ class ReplyInput:
 class ContractResult:
     """Valid (a message to deliver, or no reply needed) or invalid (issues, never a message)."""
 
-    message: dict[str, Any] | None = None
+    # the delivered JSON value: an object for the built-in contracts, any value but null for a
+    # caller's schema; None only when there is no message
+    message: Any = None
     issues: tuple[Issue, ...] = ()
     no_reply: bool = False
     # Items the contract reports without failing, e.g. bare doc links seen in prose.

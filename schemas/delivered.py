@@ -28,6 +28,8 @@ HTML: Final = "assistant.html.v1"
 IM: Final = "im.segments.v1"
 PLAIN: Final = "text.plain.v1"
 RAG_LINE: Final = "optional_rag_fragment_used: "
+# The built-in contracts deliver an object; a caller-owned schema may deliver any JSON value.
+OBJECT_MESSAGES: Final = frozenset((HTML, IM, PLAIN))
 
 
 def _html_reply(message: Mapping[str, Any]) -> ReplyInput:
@@ -46,19 +48,19 @@ def _text_reply(message: Mapping[str, Any]) -> ReplyInput:
     return ReplyInput("text", text=text if isinstance(text, str) else None)
 
 
-def _json_reply(message: Mapping[str, Any]) -> ReplyInput:
-    """JSON contracts (im.segments.v1, caller-owned schemas) deliver the reply object itself."""
-    return ReplyInput("tool", arguments=dict(message))
+def _json_reply(message: Any) -> ReplyInput:
+    """JSON contracts (im.segments.v1, caller-owned schemas) deliver the reply value itself."""
+    return ReplyInput("tool", arguments=message)
 
 
 # How a contract's delivered message maps back to its reply; any other contract: `_json_reply`.
-REPLY_OF: Final[Mapping[str, Callable[[Mapping[str, Any]], ReplyInput]]] = {
+REPLY_OF: Final[Mapping[str, Callable[[Any], ReplyInput]]] = {
     HTML: _html_reply,
     PLAIN: _text_reply,
 }
 
 
-def reply_of(contract: str, message: Mapping[str, Any]) -> ReplyInput:
+def reply_of(contract: str, message: Any) -> ReplyInput:
     """The reply that the contract reads for a delivered message."""
     return REPLY_OF.get(contract, _json_reply)(message)
 
@@ -86,8 +88,10 @@ def context_of(contract: str, message: Mapping[str, Any]) -> Context:
     return EMPTY_CONTEXT
 
 
-def message_issues(contract: ReplyContract, message: Mapping[str, Any]) -> tuple[Issue, ...]:
+def message_issues(contract: ReplyContract, message: Any) -> tuple[Issue, ...]:
     """Why `message` is not what `contract` delivers (empty: it is), paths under `message`."""
+    if contract.name in OBJECT_MESSAGES and not isinstance(message, dict):
+        return (Issue("message", "wrong_type", "must be an object"),)
     result = contract.validate(reply_of(contract.name, message), context_of(contract.name, message))
     if result.issues:
         return tuple(
@@ -102,15 +106,28 @@ def message_issues(contract: ReplyContract, message: Mapping[str, Any]) -> tuple
     return ()
 
 
-def progress_issues(message: Mapping[str, Any]) -> tuple[Issue, ...]:
+def progress_issues(message: Any) -> tuple[Issue, ...]:
     """A progress summary's message is `{"text": ...}`, under the gate's progress rule."""
+    issues = text_issues(message, "progress")
+    if issues:
+        return issues
+    return tuple(progress_text_issues(message.get("text"), "message.text"))
+
+
+def text_issues(message: Any, what: str) -> tuple[Issue, ...]:
+    """Why `message` is not `{"text": "..."}`: a progress summary, or the host's failure notice
+    for a caller-owned contract (whose schema cannot describe it)."""
+    if not isinstance(message, dict):
+        return (Issue("message", "wrong_type", "must be an object"),)
     extra = sorted(str(key) for key in message if key != "text")
     if extra:
-        return (Issue(f"message.{extra[0][:100]}", "unknown_field", "is not a field of progress"),)
+        return (Issue(f"message.{extra[0][:100]}", "unknown_field", f"is not a field of {what}"),)
     text = message.get("text")
     if text is not None and not isinstance(text, str):
         return (Issue("message.text", "wrong_type", "must be a string"),)
-    return tuple(progress_text_issues(text, "message.text"))
+    if what != "progress" and not text:
+        return (Issue("message.text", "too_short", f"{what} needs text"),)
+    return ()
 
 
 def _under_message(path: str) -> str:
@@ -157,6 +174,8 @@ def check_delivery(
         return Checked(None, (issue,))
     if delivery.kind == "progress":
         issues = progress_issues(delivery.message)
+    elif delivery.kind == "failure_notice" and contract.name not in OBJECT_MESSAGES:
+        issues = text_issues(delivery.message, "the host's notice")
     else:
         issues = message_issues(contract, delivery.message)
     return Checked(None if issues else delivery, issues)

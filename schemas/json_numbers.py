@@ -12,12 +12,24 @@ then is the text tokenized (strings skipped whole, numbers whole), linear in its
 
 from __future__ import annotations
 
+import json
+import math
 import re
-from typing import Final
+from typing import Any, Final
 
-from schemas.errors import Issue
+import orjson
 
-__all__ = ["INT_MAX", "INT_MIN", "wide_integer"]
+from schemas.errors import Issue, child_path
+
+__all__ = [
+    "INT_MAX",
+    "INT_MIN",
+    "WideNumber",
+    "as_written",
+    "loads_wide",
+    "wide_integer",
+    "wide_number_issues",
+]
 
 INT_MIN: Final = -(2**63)
 INT_MAX: Final = 2**64 - 1  # orjson reads unsigned 64-bit integers exactly too
@@ -64,3 +76,94 @@ def wide_integer(text: str | bytes) -> Issue | None:
                 "64-bit range it could be carried in exactly; send it as a string",
             )
     return None
+
+
+# ---- numbers no 64-bit value holds, inside a reply or a tool call's arguments ----------------
+
+
+class WideNumber:
+    """A JSON number kept as written because no 64-bit value holds it (an integer beyond
+    [-2**63, 2**64) or a float literal beyond the double range, such as `1e400`).
+
+    The record around it is valid JSON, so only the reply or arguments that hold it are
+    invalid: the contract names its path (`wide_number_issues`). orjson cannot write it, so
+    nothing that holds one is ever delivered; a correction request shows it as written
+    (`as_written`). Not a dataclass: orjson would write a dataclass as an object."""
+
+    __slots__ = ("integer", "literal")
+
+    def __init__(self, literal: str, integer: bool) -> None:
+        self.literal = literal
+        self.integer = integer
+
+    def __repr__(self) -> str:
+        return f"WideNumber({self.literal!r})"
+
+
+def _integer(literal: str) -> int | WideNumber:
+    if len(literal.lstrip("-")) > 20:  # beyond 2**64 whatever the digits; int() not tried
+        return WideNumber(literal, True)
+    value = int(literal)
+    return value if INT_MIN <= value <= INT_MAX else WideNumber(literal, True)
+
+
+def _float(literal: str) -> float | WideNumber:
+    value = float(literal)
+    return value if math.isfinite(value) else WideNumber(literal, False)
+
+
+def _constant(literal: str) -> Any:
+    raise ValueError(f"{literal} is not JSON")
+
+
+def loads_wide(data: bytes) -> Any:
+    """`data` parsed with every number it holds kept exactly: a WideNumber where orjson would
+    change it (an integer read as a float) or refuse it (a float literal beyond the doubles).
+
+    Raises ValueError for what is not one JSON value orjson would carry: the standard library's
+    parser is looser (other encodings, NaN, lone surrogates), so its result is written again
+    by orjson before it is trusted. The caller has bounded `data` (`max_record_bytes`)."""
+    try:
+        value = json.loads(
+            data.decode("utf-8"), parse_int=_integer, parse_float=_float, parse_constant=_constant
+        )
+        orjson.dumps(value, default=as_written)
+    except (RecursionError, TypeError, UnicodeDecodeError, orjson.JSONEncodeError) as exc:
+        raise ValueError(str(exc)) from None
+    return value
+
+
+def as_written(value: Any) -> Any:
+    """orjson's `default`: a WideNumber is written back exactly as it came."""
+    if isinstance(value, WideNumber):
+        return orjson.Fragment(value.literal)
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def wide_number_issues(value: Any, base: str = "$", limit: int = 100) -> list[Issue]:
+    """One issue per WideNumber in `value` (at most `limit`), at its path under `base`.
+
+    Called only once orjson has refused to write `value`, so a valid reply pays nothing."""
+    issues: list[Issue] = []
+    stack: list[tuple[str, Any]] = [(base, value)]
+    while stack and len(issues) < limit:
+        path, node = stack.pop()
+        if isinstance(node, WideNumber):
+            issues.append(_wide_issue(path, node))
+        elif isinstance(node, dict):
+            stack.extend((child_path(path, str(k)), v) for k, v in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend((child_path(path, i), v) for i, v in reversed(list(enumerate(node))))
+    return issues
+
+
+def _wide_issue(path: str, number: WideNumber) -> Issue:
+    if number.integer:
+        digits = len(number.literal.lstrip("-").lstrip("0"))
+        return Issue(
+            path,
+            "integer_out_of_range",
+            f"has {digits} digits, beyond the 64-bit range it could be carried in exactly; "
+            "send it as a string",
+        )
+    return Issue(path, "not_finite", "is too large to be a finite number")

@@ -195,7 +195,8 @@ class Delivery(Written):
     platform: Platform
     contract: ContractName
     kind: Literal["reply", "failure_notice", "progress"]
-    message: dict[str, Any]
+    # The contract's own shape: an object, or any JSON value for a caller-owned schema.
+    message: Any
     # One line of plain text projected from `message` (docs/records.md, Previews).
     preview: Annotated[str, StringConstraints(max_length=280)]
     corrected: bool

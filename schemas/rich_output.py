@@ -28,6 +28,7 @@ import orjson
 from pydantic import BaseModel, Field, StringConstraints, ValidationError
 
 from schemas.errors import Issue, child_path, dedupe, issues_from_validation_error, json_path
+from schemas.json_numbers import wide_number_issues
 from schemas.paths import check_relative_path
 from schemas.records import STRICT
 
@@ -266,7 +267,9 @@ def _size_issues(arguments: dict[str, Any]) -> list[Issue]:
     try:
         size = json_size(arguments)
     except (orjson.JSONEncodeError, TypeError) as exc:
-        return [Issue("$", "not_json", f"is not plain JSON: {exc}")]
+        return wide_number_issues(arguments) or [
+            Issue("$", "not_json", f"is not plain JSON: {exc}")
+        ]
     if size > MAX_ARGUMENTS_BYTES:
         return [
             Issue(

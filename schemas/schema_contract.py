@@ -19,7 +19,7 @@ import orjson
 from schemas.codes import ISSUE_CODES
 from schemas.contract import ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue, child_path, json_path
-from schemas.im_segments import parse_reply
+from schemas.im_segments import parse_value
 from schemas.records import Context
 
 DRAFT_2020_12: Final = "https://json-schema.org/draft/2020-12/schema"
@@ -257,11 +257,12 @@ def schema_issues(validator: Any, value: Any) -> list[Issue]:
 
 
 _INSTRUCTIONS: Final = (
-    "Your previous reply broke the required format. Send it again as exactly one JSON object "
+    "Your previous reply broke the required format. Send it again as exactly one JSON value "
     "that matches the JSON Schema below: no Markdown code fence, no text before or after the "
-    "object, no second object. Keep the content of your reply; change only its format to fix "
+    "value, no second value. Keep the content of your reply; change only its format to fix "
     "the listed errors."
 )
+_NULL: Final = "is null (or absent): a reply is one JSON value other than null"
 
 
 class SchemaContract:
@@ -281,11 +282,13 @@ class SchemaContract:
         )
 
     def validate(self, reply: ReplyInput, context: Context | None = None) -> ContractResult:
-        """The one JSON object against the schema; the object is delivered untouched."""
+        """The one JSON value against the schema; the value is delivered untouched.
+
+        Any JSON value but `null`, which is no message (a schema decides the rest)."""
         del context
-        message, problem = parse_reply(reply)
+        message, problem = parse_value(reply)
         if problem is not None or message is None:
-            return ContractResult(issues=(problem or Issue("$", "not_json", "no reply"),))
+            return ContractResult(issues=(problem or Issue("$", "not_json", _NULL),))
         issues = schema_issues(self._validator, message)
         return ContractResult(issues=tuple(issues)) if issues else ContractResult(message=message)
 

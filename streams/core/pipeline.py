@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from schemas.contract import ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue, Notice, issues_from_validation_error
-from schemas.json_numbers import wide_integer
+from schemas.json_numbers import as_written, loads_wide, wide_integer
 from schemas.preview import preview, project
 from schemas.progress import progress_text_issues
 from schemas.records import (
@@ -257,12 +257,12 @@ def reply_as_text(output: ModelOutput) -> str:
 def _json_text(value: Any) -> str:
     """JSON text of a parsed value; orjson stops at 254 levels where its parser allows 1,024."""
     try:
-        return orjson.dumps(value).decode()
+        return orjson.dumps(value, default=as_written).decode()
     except TypeError:
         pass
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    except RecursionError:
+    except (RecursionError, TypeError):
         return "<the json tool call's arguments are nested too deeply to show>"
 
 
@@ -612,18 +612,23 @@ class Gate:
             return self.dead_letter(raw, source, "record_too_large", [issue], fallback_id)
         try:
             value = orjson.loads(raw)
+            wide = wide_integer(raw) is not None  # orjson would read it as a float
         except orjson.JSONDecodeError as exc:
-            issue = Issue("$", "not_json", f"not one UTF-8 JSON value: {exc}")
-            return self.dead_letter(raw, source, "not_json", [issue], fallback_id)
-        # orjson would read it as a float: not a JSON value the gate can carry unchanged.
-        wide = wide_integer(raw)
-        if wide is not None:
-            return self.dead_letter(raw, source, "not_json", [wide], fallback_id)
+            wide = "infinity" in str(exc)  # a float literal beyond the doubles, e.g. 1e400
+            if not wide:
+                issue = Issue("$", "not_json", f"not one UTF-8 JSON value: {exc}")
+                return self.dead_letter(raw, source, "not_json", [issue], fallback_id)
+        if wide:
+            # valid JSON whose numbers no 64-bit value holds: kept as written, so the reply
+            # or arguments that hold one are invalid there (and corrected), not the record
+            try:
+                value = loads_wide(raw)
+            except ValueError as exc:
+                issue = Issue("$", "not_json", f"not one UTF-8 JSON value: {exc}")
+                return self.dead_letter(raw, source, "not_json", [issue], fallback_id)
         return value
 
-    def _deliver(
-        self, turn: Turn, message: dict[str, Any], *, corrected: bool, now: datetime
-    ) -> Decision:
+    def _deliver(self, turn: Turn, message: Any, *, corrected: bool, now: datetime) -> Decision:
         notices: list[Notice] = []
         if turn.contract == "im.segments.v1":
             message, notices = self.files.inspect_media(message)
@@ -635,7 +640,7 @@ class Gate:
         self,
         turn: Turn,
         kind: DeliveryKind,
-        message: dict[str, Any],
+        message: Any,
         corrected: bool,
         hits: list[MaskHit],
         notices: list[Notice],

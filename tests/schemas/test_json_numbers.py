@@ -1,4 +1,4 @@
-"""Integers beyond 64 bits: carried exactly or refused with `integer_out_of_range`, never floats."""
+"""Numbers no 64-bit value holds: carried exactly or refused at their path, never floats."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ from typing import Any
 import orjson
 import pytest
 
-from schemas.json_numbers import INT_MAX, INT_MIN, wide_integer
+from schemas.json_numbers import (
+    INT_MAX,
+    INT_MIN,
+    as_written,
+    loads_wide,
+    wide_integer,
+    wide_number_issues,
+)
 from streams.core.pipeline import Gate
 from streams.settings import Settings
 from tests.support.gates import disk_gate
@@ -84,24 +91,106 @@ def test_64_bit_integers_are_delivered_exactly(gate: Gate) -> None:
         assert line["output"]["message"]["segments"][0]["data"]["id"] == value
 
 
+def splice(record: dict[str, Any], literal: str) -> bytes:
+    """`record` as JSON with its one `"@"` string replaced by the number `literal`, as written."""
+    raw = orjson.dumps(record)
+    assert raw.count(b'"@"') == 1
+    return raw.replace(b'"@"', literal.encode())
+
+
+WIDE = [
+    (BIG, "integer_out_of_range"),
+    ("-" + BIG, "integer_out_of_range"),
+    ("1e400", "not_finite"),
+    ("-1e999", "not_finite"),
+]
+
+
+@pytest.mark.parametrize(("literal", "code"), WIDE)
+def test_a_json_tool_calls_wide_number_asks_for_a_correction_at_its_path(
+    gate: Gate, literal: str, code: str
+) -> None:
+    """Valid JSON (RFC 8259) that no 64-bit value holds: the reply is invalid, not the record."""
+    face = {"segments": [{"type": "face", "data": {"id": "@"}}]}
+    reply = raw_reply(output={"tool_calls": [{"name": "json", "arguments": face}]})
+    line = check(gate, splice(reply, literal))
+    assert (line["id"], line["verdict"], line["action"]) == (
+        "t-42",
+        "rejected",
+        "request_correction",
+    )
+    assert [(e["path"], e["code"]) for e in line["errors"]] == [("segments[0].data.id", code)]
+    assert literal not in line["errors"][0]["message"]  # never the value
+    # the reply as it came, its number as written (not a float, not a string)
+    assert line["output"]["invalid_output"] == face_text(literal).replace(" ", "")
+
+
+@pytest.mark.parametrize(("literal", "code"), WIDE)
+def test_a_rich_output_calls_wide_number_is_a_tool_error_at_its_path(
+    gate: Gate, literal: str, code: str
+) -> None:
+    chart = {
+        "type": "chart",
+        "chart_type": "line",
+        "title": "C",
+        "summary": "S",
+        "labels": ["a"],
+        "series": [{"label": "s", "values": ["@"]}],
+    }
+    line = check(gate, splice(tool_call({"version": 1, "title": "T", "blocks": [chart]}), literal))
+    assert (line["id"], line["action"]) == ("call-1", "tool_error")
+    assert [(e["path"], e["code"]) for e in line["errors"]] == [
+        ("blocks[0].series[0].values[0]", code)
+    ]
+
+
+@pytest.mark.parametrize("literal", [BIG, "1e400"])
+def test_a_wide_number_in_the_envelope_is_a_dead_letter(gate: Gate, literal: str) -> None:
+    line = check(gate, splice(raw_reply(attempt="@"), literal))
+    assert (line["verdict"], line["output"]["reason"]) == ("dead_letter", "invalid_envelope")
+    assert [e["path"] for e in line["errors"]] == ["attempt"]
+    assert literal in line["output"]["record"]  # the record as it came
+    assert "e+29" not in orjson.dumps(line).decode() and "inf" not in line["output"]["record"]
+
+
+def test_a_wide_number_the_reply_does_not_use_is_no_verdict(gate: Gate) -> None:
+    other = {"name": "lookup", "arguments": {"n": "@"}}
+    line = check(
+        gate, splice(raw_reply(output={"text": face_text("7"), "tool_calls": [other]}), BIG)
+    )
+    assert line["action"] == "deliver"
+
+
+def test_numbers_are_kept_exactly_as_written() -> None:
+    text = f'{{"a": [1, {BIG}, 1e400, -1e999, 2.5, {INT_MAX}, {INT_MIN}], "b": "{BIG}"}}'
+    value = loads_wide(text.encode())
+    assert [type(v).__name__ for v in value["a"]] == [
+        "int",
+        "WideNumber",
+        "WideNumber",
+        "WideNumber",
+        "float",
+        "int",
+        "int",
+    ]
+    written = f'{{"a":[1,{BIG},1e400,-1e999,2.5,{INT_MAX},{INT_MIN}],"b":"{BIG}"}}'
+    assert orjson.dumps(value, default=as_written) == written.encode()
+    with pytest.raises(TypeError):
+        orjson.dumps(value)  # never delivered by accident
+    assert [(i.path, i.code) for i in wide_number_issues(value)] == [
+        ("a[1]", "integer_out_of_range"),
+        ("a[2]", "not_finite"),
+        ("a[3]", "not_finite"),
+    ]
+
+
 @pytest.mark.parametrize(
-    "record",
-    [
-        # a json tool call's arguments, spliced in as raw JSON
-        orjson.dumps(raw_reply(output={"tool_calls": [{"name": "json", "arguments": "@"}]})),
-        # rich-output tool call arguments
-        orjson.dumps(tool_call({"version": 1, "title": "@", "blocks": []})),
-    ],
+    "data",
+    [b'{"a": NaN}', b"[Infinity]", b'"\\ud800"', '"\u00e9"'.encode("utf-16"), b"[" * 5000, b"[1,]"],
 )
-def test_record_with_a_wide_integer_is_a_dead_letter_not_a_float(gate: Gate, record: bytes) -> None:
-    raw = record.replace(b'"@"', BIG.encode(), 1)
-    assert orjson.loads(raw)  # parses, as a float
-    line = check(gate, raw)
-    assert (line["verdict"], line["action"]) == ("dead_letter", "dead_letter")
-    assert [e["code"] for e in line["errors"]] == ["integer_out_of_range"]
-    assert line["output"]["reason"] == "not_json"
-    assert BIG in line["output"]["record"]  # the record as it came, not as a float
-    assert "e+29" not in orjson.dumps(line).decode()
+def test_what_orjson_would_not_carry_is_refused(data: bytes) -> None:
+    with pytest.raises(ValueError):
+        loads_wide(data)
 
 
 def test_long_digit_runs_inside_strings_are_no_verdict() -> None:

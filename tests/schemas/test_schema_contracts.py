@@ -12,6 +12,7 @@ import pytest
 
 from schemas.codes import ISSUE_CODES
 from schemas.contract import ReplyInput
+from schemas.delivered import check_delivery
 from schemas.records import CorrectionRequest, Delivery
 from schemas.schema_contract import SchemaContract, SchemaError, failing_keyword
 from streams.cli.worker import run_worker
@@ -158,11 +159,48 @@ def test_messages_never_quote_the_value(gate: Gate) -> None:
         json.dumps(VALID) + json.dumps(VALID),
         '{"title": NaN}',
         '{"title": Infinity}',
-        "[1, 2]",
+        "null",
     ],
 )
 def test_transport_rules_are_those_of_the_im_contract(gate: Gate, text: str) -> None:
     assert [c for _, c in errors(check(gate, ticket(text)))] == ["not_json"]
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", '"a ticket"', "7", "true"])
+def test_a_value_that_is_not_an_object_is_judged_by_the_schema(gate: Gate, text: str) -> None:
+    """One JSON value, not one object: the schema says what it must be (here an object)."""
+    assert errors(check(gate, ticket(text))) == [("$", "schema.type")]
+
+
+def test_a_schema_of_another_type_delivers_that_value_and_the_endpoint_accepts_it(
+    tmp_path: Path,
+) -> None:
+    names = {"type": "array", "items": {"type": "string"}, "minItems": 1}
+    entry = {"name": "acme.names.v1", "schema": "contracts/names.schema.json"}
+    config = write_config(tmp_path, [entry], {"names.schema.json": names})
+    names_gate = disk_gate(load_settings(config, workspaces_root=tmp_path, media_root=tmp_path))
+    for output in (
+        {"text": f'["ada", "{GITHUB_PAT}"]'},
+        {"tool_calls": [{"name": "json", "arguments": ["ada", GITHUB_PAT]}]},
+    ):
+        line = check(names_gate, raw_reply(contract="acme.names.v1", output=output))
+        assert line["action"] == "deliver"
+        assert line["output"]["message"] == ["ada", "[REDACTED:github-pat]"]
+        assert line["output"]["preview"] == '["ada","[REDACTED:github-pat]"]'
+        assert check_delivery(line["output"], names_gate.contracts).valid
+    wrong = check(names_gate, raw_reply(contract="acme.names.v1", output={"text": "[]"}))
+    assert errors(wrong) == [("$", "schema.minItems")]
+
+
+def test_the_endpoint_accepts_the_failure_notice_of_a_caller_owned_contract(gate: Gate) -> None:
+    """The host's notice is `{"text": ...}`, which the caller's schema cannot describe."""
+    line = check(gate, ticket({"title": "x"}, attempt=1))
+    assert check_delivery(line["output"], gate.contracts).valid
+    forged = {**line["output"], "message": {"text": "", "title": "x"}}
+    assert [i.code for i in check_delivery(forged, gate.contracts).issues] == ["unknown_field"]
+    assert [i.code for i in check_delivery({**forged, "message": [1]}, gate.contracts).issues] == [
+        "wrong_type"
+    ]
 
 
 def test_surrounding_whitespace_is_fine(gate: Gate) -> None:
