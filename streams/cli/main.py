@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
@@ -12,7 +13,10 @@ from typing import IO, Any
 import orjson
 
 EXIT_OK = 0
+EXIT_OUTPUT = 1
 EXIT_USAGE = 2
+# What `_lines` reads at once of the part of a line it skips.
+_SKIP_BYTES = 64 * 1024
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -88,16 +92,57 @@ def _load_or_report(config: Path | None, **overrides: Any) -> Any:
         return None
 
 
-def _lines(stream: IO[bytes]) -> Iterator[bytes]:
-    for line in stream:
+class _Unreadable(Exception):
+    """The input could not be read (not to be confused with a write error on the output)."""
+
+
+def _readline(stream: IO[bytes], size: int) -> bytes:
+    try:
+        return stream.readline(size)
+    except OSError as exc:
+        raise _Unreadable(exc.strerror or str(exc)) from exc
+
+
+def _lines(stream: IO[bytes], keep: int) -> Iterator[bytes]:
+    """Each line without its line end; of a longer line only its first `keep` bytes.
+
+    The rest of a long line is skipped piece by piece, never held: memory stays bounded by
+    `keep` whatever the line length. `readline` answers as soon as a line is complete, so
+    interactive stdin gets each answer without waiting for a full block.
+    """
+    while line := _readline(stream, keep):
+        if len(line) == keep and not line.endswith(b"\n"):
+            only_line_end = True  # the rest may be nothing but the line end ("\r\n")
+            while rest := _readline(stream, _SKIP_BYTES):
+                only_line_end = only_line_end and not rest.strip(b"\r\n")
+                if rest.endswith(b"\n"):
+                    break
+            if not only_line_end:
+                yield line  # cut: longer than the limit even after `rstrip`
+                continue
         yield line.rstrip(b"\r\n")
 
 
+def _output_closed() -> int:
+    """Standard output's reader went away (`| head`): stop quietly.
+
+    Python flushes sys.stdout again at exit and would print "Exception ignored ...
+    BrokenPipeError": point it at devnull first (the Python docs' note on SIGPIPE).
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (embedded, captured): nothing to redirect
+        pass
+    return EXIT_OUTPUT
+
+
 def run_check(args: argparse.Namespace, stdout: IO[bytes]) -> int:
-    """One JSON line out for every line in; 0 whatever the verdicts, 2 for unusable input."""
+    """One JSON line out for every line in; 0 whatever the verdicts, 1 when the output closes
+    or cannot be written, 2 for unusable input."""
     from pydantic import ValidationError
 
-    from streams.core.pipeline import Gate
+    from streams.core.pipeline import MASK_SLACK_BYTES, Gate
     from streams.files.stage import DiskFiles
 
     overrides: dict[str, Any] = {}
@@ -117,18 +162,25 @@ def run_check(args: argparse.Namespace, stdout: IO[bytes]) -> int:
         stream: IO[bytes] = sys.stdin.buffer if interactive else open(args.file, "rb")  # noqa: SIM115
     except OSError as exc:
         return _usage_error(f"cannot read {args.file}: {exc.strerror or exc}")
+    # Enough of an over-long line to refuse it as too large and for its DeadLetter's cut.
+    keep = max(settings.max_record_bytes + 1, settings.dead_letter_record_bytes + MASK_SLACK_BYTES)
     try:
-        for line_no, raw in enumerate(_lines(stream), start=1):
+        for line_no, raw in enumerate(_lines(stream, keep), start=1):
             decision = gate.check_line(raw, line_no, datetime.now(UTC))
             stdout.write(decision.line_json() + b"\n")
             if interactive:
                 stdout.flush()
+        stdout.flush()
+    except _Unreadable as exc:
+        return _usage_error(f"cannot read {args.file}: {exc}")
+    except BrokenPipeError:
+        return _output_closed()
     except OSError as exc:
-        return _usage_error(f"cannot read {args.file}: {exc.strerror or exc}")
+        print(f"replygate: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_OUTPUT
     finally:
         if not interactive:
             stream.close()
-    stdout.flush()
     return EXIT_OK
 
 

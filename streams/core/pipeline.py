@@ -68,7 +68,7 @@ DeliveryKind = Literal["reply", "failure_notice", "progress"]
 # How much of an error list a dead letter's `detail` may carry.
 _DETAIL_MAX_CHARS = 4000
 # Beyond a dead letter's cut, how much is still masked so a secret across the cut is caught.
-_MASK_SLACK_BYTES = 16 * 1024
+MASK_SLACK_BYTES = 16 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -545,7 +545,7 @@ class Gate:
         # refusing a huge record costs what the dead letter keeps, not the record's size.
         limit = self.settings.dead_letter_record_bytes
         text, counts = self.masker.mask_text(
-            raw[: limit + _MASK_SLACK_BYTES].decode("utf-8", "replace")
+            raw[: limit + MASK_SLACK_BYTES].decode("utf-8", "replace")
         )
         detail, _ = self.masker.mask_text(_detail(issues))
         record = DeadLetter.model_construct(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import resource
+import selectors
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from streams.cli.main import _lines
 from tests.support.samples import SALES_CSV, csv_chart_arguments, encode, raw_reply, tool_call
 
 REPO = Path(__file__).resolve().parents[2]
@@ -151,4 +155,117 @@ def test_bad_settings_are_one_line_for_every_command(tmp_path: Path, command: li
     assert line.endswith(
         "settings: partitions: Input should be a valid integer, unable to parse string as an "
         "integer"
+    )
+
+
+def reference_lines(data: bytes) -> list[bytes]:
+    """What `check` read before reading was bounded: each whole line, without its line end."""
+    return [line.rstrip(b"\r\n") for line in io.BytesIO(data)]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"a\nb\r\nc",
+        b"12345\n",  # exactly `keep` bytes with the newline
+        b"1234\r\n",  # the limit, then CRLF: whole, not cut
+        b"1234\r\r\r\r\r\r\r\r\r\r\r\r\r\r\n",  # the limit, then a long line end
+        b"1234\r\r\rx\nnext\n",  # a "\r" inside a long line: cut
+        b"123456789\nnext",
+        b"123456789" * 1000 + b"\r\nnext\r\n",
+        b"123456",  # long, at the end of the file without a newline
+        b"\n\n\r\n",
+    ],
+)
+def test_lines_keep_the_first_bytes_of_a_long_line(data: bytes) -> None:
+    limit, keep = 4, 6
+    got = list(_lines(io.BufferedReader(io.BytesIO(data), buffer_size=8), keep))
+    want = reference_lines(data)
+    assert len(got) == len(want)
+    for line, whole in zip(got, want, strict=True):
+        if len(whole) <= limit:
+            assert line == whole
+        else:  # still too large for the gate, and its first bytes are intact
+            assert len(line) > limit and line == whole[:keep]
+
+
+def test_a_huge_line_costs_memory_bounded_by_the_limit(tmp_path: Path) -> None:
+    """A line far larger than the memory allowed is refused as too large, unread in memory."""
+    address_space = 512 * 1024 * 1024
+    path = tmp_path / "huge.jsonl"
+    with path.open("wb") as f:  # a sparse file: a 640 MB line of NUL bytes, no disk used
+        f.seek(640_000_000)
+        f.write(b"\n" + encode(raw_reply()) + b"\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "streams.cli", "check", str(path)],
+        capture_output=True,
+        cwd=REPO,
+        timeout=120,
+        check=False,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space)),
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    huge, normal = (orjson.loads(line) for line in done.stdout.splitlines())
+    assert (huge["id"], huge["verdict"]) == (1, "dead_letter")
+    assert [e["code"] for e in huge["errors"]] == ["record_too_large"]
+    assert huge["output"]["reason"] == "record_too_large"
+    assert huge["output"]["record"] == "\0" * 64 * 1024  # the DeadLetter's cut, as before
+    assert (normal["id"], normal["verdict"], normal["action"]) == ("t-42", "accepted", "deliver")
+    assert done.stderr == b""
+
+
+def test_stdin_lines_are_answered_one_by_one() -> None:
+    with subprocess.Popen(
+        [sys.executable, "-m", "streams.cli", "check", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        with selectors.DefaultSelector() as selector:
+            selector.register(proc.stdout, selectors.EVENT_READ)
+            for turn_id in ("t-1", "t-2"):
+                proc.stdin.write(encode(raw_reply(turn_id=turn_id)) + b"\n")
+                proc.stdin.flush()  # the input stays open: the answer must not wait for more
+                assert selector.select(timeout=60), "no answer while stdin stays open"
+                assert orjson.loads(proc.stdout.readline())["id"] == turn_id
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+
+
+def test_a_closed_output_stops_quietly_with_exit_1(tmp_path: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(b"not json\n" * 50_000)  # far more output than a pipe holds
+    with subprocess.Popen(
+        [sys.executable, "-m", "streams.cli", "check", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert orjson.loads(proc.stdout.readline())["id"] == 1
+        proc.stdout.close()  # like `| head -1`
+        stderr = proc.stderr.read()
+        assert proc.wait(timeout=60) == 1
+    assert stderr == b""
+
+
+def test_an_unwritable_output_is_not_an_unreadable_input(tmp_path: Path) -> None:
+    """/dev/full (Linux): every write fails with ENOSPC."""
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b"not json\n" * 100)
+    with Path("/dev/full").open("wb") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "streams.cli", "check", str(path)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            cwd=REPO,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 1
+    assert done.stderr.decode() == (
+        "replygate: error: cannot write the output: No space left on device\n"
     )
