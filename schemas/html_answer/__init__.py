@@ -25,8 +25,8 @@ Decisions the spec leaves open:
 - Prose doc links (`docid-113-c0`, and `doc://docid-...` written as text) outside code/pre are
   cited as canonical `doc://...`; the bare ones are also listed, as written, in `reports`.
   Citations are deduplicated by exact string, in document order.
-- The element-ID rule applies to every `doc://` URI written out (attributes and prose), not to
-  bare `docid-` prose links, which cannot carry `?id=`.
+- The element-ID rule applies to every `doc://` URI written out (attributes, prose and the
+  trailing line's items), not to bare `docid-` prose links, which cannot carry `?id=`.
 - `img src` UUID hex digits may be either case; the extension is lower case. A blank `alt` is
   `invalid_attribute_value`. `b` with neither `class` nor `id` but other attributes gets only
   `disallowed_attribute`; with one of the two, the other is `missing_attribute`.

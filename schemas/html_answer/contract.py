@@ -81,14 +81,16 @@ def _check_scan(payload: str, walk: Walk) -> bool:
 
 
 def _check_rag(items: tuple[str, ...], walk: Walk) -> list[str]:
+    """The trailing line's items: canonical URIs, each `doc://` one under the element-ID rule
+    like a URI in the HTML (not cited: they go to `rag_fragments_used`)."""
     used: list[str] = []
     for index, item in enumerate(items):
+        path = f"{RAG_KEY}[{index}]"
         parsed = parse_uri(item)
         if isinstance(parsed, UriError):
-            walk.issues.add(
-                f"{RAG_KEY}[{index}]", "invalid_uri", f"{item[:200]!r} {parsed.message}"
-            )
+            walk.issues.add(path, "invalid_uri", f"{item[:200]!r} {parsed.message}")
         else:
+            walk.check_element_ids(parsed, path)
             used.append(parsed.value)
     return used
 

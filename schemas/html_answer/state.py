@@ -61,11 +61,15 @@ class Walk:
         if uri.value not in self.cited:
             self.cited.add(uri.value)
             self.citations.append(uri.value)
-        if check_ids and uri.scheme == "doc" and uri.fragment is not None:
-            self._check_ids(uri, path)
+        if check_ids:
+            self.check_element_ids(uri, path)
 
-    def _check_ids(self, uri: Uri, path: str) -> None:
-        known = self.fragments.get(uri.fragment or "")
+    def check_element_ids(self, uri: Uri, path: str) -> None:
+        """The element-ID rule for one written `doc://` URI (any other URI passes): where its
+        fragment has known IDs, `?id=` is required and may name only those IDs."""
+        if uri.scheme != "doc" or uri.fragment is None:
+            return
+        known = self.fragments.get(uri.fragment)
         if not known:
             return
         if not uri.ids:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,30 +120,47 @@ def sniff_matches(segment_type: str, head: bytes) -> bool:
 
 
 # --- base64 -----------------------------------------------------------------------------------
+# The standard alphabet, possessive: one linear pass that never backtracks, nothing allocated.
+_ALPHABET_RE: Final = re.compile(r"[A-Za-z0-9+/]*+")
+# The last data character before `==` / `=` carries 4 / 2 unused bits, which must be zero.
+_BEFORE_TWO_PADS: Final = frozenset("AQgw")
+_BEFORE_ONE_PAD: Final = frozenset("AEIMQUYcgkosw048")
+
+
+def is_canonical_base64(value: str) -> bool:
+    """Whether `value` is the one canonical standard-base64 spelling of some bytes: whole
+    4-character quanta of the alphabet, at most `==` or `=` at the end, unused bits zero. Read
+    as text only (nothing is decoded), so it can be asked of a value of any length."""
+    if len(value) % 4:
+        return False
+    pads = 2 if value.endswith("==") else 1 if value.endswith("=") else 0
+    if _ALPHABET_RE.fullmatch(value, 0, len(value) - pads) is None:
+        return False
+    if pads == 2:
+        return value[-3] in _BEFORE_TWO_PADS
+    return pads == 0 or value[-2] in _BEFORE_ONE_PAD
+
+
 def decoded_length(value: str) -> int:
-    """The byte length a base64 string claims, from its length alone (nothing is decoded)."""
+    """The byte length a base64 string claims, from its length alone (nothing is decoded);
+    exact for a canonical value."""
     padding = 2 if value.endswith("==") else 1 if value.endswith("=") else 0
     return (len(value) + 3) // 4 * 3 - padding
 
 
 def decode_base64(value: str, limit: int) -> bytes:
-    """Strict standard base64 (no blanks, no URL-safe alphabet, canonical padding), size-checked
-    before any decoding so a huge claim is never allocated."""
+    """Strict standard base64 (no blanks, no URL-safe alphabet, canonical padding). The spelling
+    is judged first, as text, so a non-canonical value is undecodable whatever its length; the
+    exact size of a canonical one is then known from its length and judged before decoding, so
+    nothing over `limit` is ever decoded or allocated."""
+    if not is_canonical_base64(value):
+        raise AttachmentError(UNDECODABLE)
     if decoded_length(value) > limit:
         raise AttachmentError(OVERSIZED)
-    if not value.isascii() or len(value) % 4 != 0:
-        raise AttachmentError(UNDECODABLE)
-    raw = value.encode("ascii")
     try:
-        data = base64.b64decode(raw, validate=True)
-    except (binascii.Error, ValueError):
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):  # not reached after the spelling check; kept as a guard
         raise AttachmentError(UNDECODABLE) from None
-    # Canonical only: padding bits must be zero, so one payload has exactly one spelling.
-    if base64.b64encode(data) != raw:
-        raise AttachmentError(UNDECODABLE)
-    if len(data) > limit:
-        raise AttachmentError(OVERSIZED)
-    return data
 
 
 # --- local paths ------------------------------------------------------------------------------

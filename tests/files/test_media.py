@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import base64
+import binascii
 import copy
 import os
+import string
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from schemas.contract import ReplyInput
 from schemas.errors import Notice
@@ -26,6 +30,7 @@ from streams.files.media import (
     MediaPolicy,
     decoded_length,
     inspect_media,
+    is_canonical_base64,
     read_media_head,
 )
 from streams.settings import Settings
@@ -187,10 +192,87 @@ def test_huge_base64_claim_is_never_decoded(root: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(base64, "b64encode", boom)
     value = "A" * (2 * 1024 * 1024)  # claims 1.5 MiB
     assert reasons(seg("image", "base64", value), root, limit=1024 * 1024) == [OVERSIZED]
-    # even with invalid characters, the size claim is judged first and nothing is decoded
+    # a value that is not base64 at all is undecodable, however long, and is not decoded either
     assert reasons(seg("image", "base64", "*" * (2 * 1024 * 1024)), root, limit=1024 * 1024) == [
-        OVERSIZED
+        UNDECODABLE
     ]
+    assert reasons(seg("image", "base64", value + "\n"), root, limit=1024 * 1024) == [UNDECODABLE]
+
+
+PNG20 = PNG[:20]  # a PNG magic number, 20 bytes: exactly the limit below
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        b64(PNG20).rstrip("="),  # no padding: its length claims 21 bytes
+        b64(PNG20)[:8] + "\n" + b64(PNG20)[8:],  # a line break: 29 characters
+        b64(PNG20)[:8] + " " + b64(PNG20)[8:] + "A==",
+        b64(PNG20) + "====",
+        b64(PNG20 + b"\x00")[:-2] + "R=",  # non-canonical padding bits, 21 bytes
+        b64(PNG20) + "*" * 1000,
+    ],
+)
+def test_non_canonical_base64_is_undecodable_whatever_its_length(
+    value: str, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The spelling is judged before the size: at the limit, a value that is not canonical
+    base64 is `attachment_undecodable` (not `attachment_oversized`), and nothing is decoded."""
+    assert reasons(seg("image", "base64", b64(PNG20)), root, limit=20) == []
+
+    def boom(*args: Any, **kwargs: Any) -> bytes:
+        raise AssertionError("decoded a value that is not canonical base64")
+
+    monkeypatch.setattr(base64, "b64decode", boom)
+    assert reasons(seg("image", "base64", value), root, limit=20) == [UNDECODABLE]
+
+
+def test_canonical_base64_over_the_limit_is_oversized_and_not_decoded(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def boom(*args: Any, **kwargs: Any) -> bytes:
+        raise AssertionError("decoded a value over the limit")
+
+    monkeypatch.setattr(base64, "b64decode", boom)
+    for extra in (1, 2, 3, 100):  # every padding form
+        value = b64(PNG20 + b"\x00" * extra)
+        assert reasons(seg("image", "base64", value), root, limit=20) == [OVERSIZED]
+
+
+def _strict_oracle(value: str) -> bool:
+    """Canonical base64 by decoding: the strict decoder accepts it and re-encoding gives it back."""
+    try:
+        data = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return base64.b64encode(data).decode() == value
+
+
+B64_CHARS = string.ascii_letters + string.digits + "+/=" + "-_ \n*\u00e9"
+
+
+def test_is_canonical_base64_matches_decode_and_reencode_on_every_last_quantum() -> None:
+    """Exhaustive where the rules bite: every padded last quantum (its unused bits), and every
+    one-character change around a valid value."""
+    for a in B64_CHARS:
+        for b in B64_CHARS:
+            for tail in ("==", "A=", "w=", "AA"):
+                value = "QUJD" + a + b + tail
+                assert is_canonical_base64(value) is _strict_oracle(value), value
+            value = "QUJD" + "Q" + a + b + "="
+            assert is_canonical_base64(value) is _strict_oracle(value), value
+
+
+@given(st.text(alphabet=B64_CHARS, max_size=24))
+def test_is_canonical_base64_matches_decode_and_reencode(value: str) -> None:
+    assert is_canonical_base64(value) is _strict_oracle(value)
+
+
+@given(st.binary(max_size=64))
+def test_every_encoding_is_canonical_with_its_exact_length(data: bytes) -> None:
+    value = b64(data)
+    assert is_canonical_base64(value)
+    assert decoded_length(value) == len(data)
 
 
 # --- paths ------------------------------------------------------------------------------------

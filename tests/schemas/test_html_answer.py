@@ -85,7 +85,8 @@ def test_spec_example_valid_answer_is_delivered_exactly() -> None:
         '<div class="blockquote doc-embed" data-source="kg://Acme?name=Acme%20Corp"></div>\n'
         f'<ul><li id="li-1">one</li><li>two <em>2</em></li></ul>{IMG}'
     )
-    text = f"\n  {fence(payload)}optional_rag_fragment_used: doc://docid-17-c2-p3;kg://Acme\n\n"
+    rag_line = "optional_rag_fragment_used: doc://docid-17-c2-p3?id=text-21,text-22;kg://Acme"
+    text = f"\n  {fence(payload)}{rag_line}\n\n"
     result = run(text, FRAGMENTS)
     assert result.issues == ()
     assert result.message == {
@@ -98,7 +99,7 @@ def test_spec_example_valid_answer_is_delivered_exactly() -> None:
             "doc://docid-17-c2-p3?id=text-22",
             "kg://Acme?name=Acme%20Corp",
         ],
-        "rag_fragments_used": ["doc://docid-17-c2-p3", "kg://Acme"],
+        "rag_fragments_used": ["doc://docid-17-c2-p3?id=text-21,text-22", "kg://Acme"],
     }
     assert result.reports == ("docid-113-c0",)
     Draft202012Validator(ASSISTANT_HTML_V1.json_schema()).validate(result.message)
@@ -576,6 +577,39 @@ def test_element_ids_mandatory_when_known(uri: str, expected: list[str]) -> None
 
 def test_element_ids_not_required_without_context() -> None:
     assert html_issues('<b class="info-source" id="doc://docid-17-c2-p3">x</b>') == []
+
+
+RAG = "optional_rag_fragment_used"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("doc://docid-17-c2-p3?id=text-99", [(f"{RAG}[0]", "unknown_element_id")]),
+        ("doc://docid-17-c2-p3", [(f"{RAG}[0]", "missing_element_ids")]),
+        (
+            "kg://Acme;doc://docid-17-c2-p3?id=text-21,x;doc://docid-17-c2-p3",
+            [(f"{RAG}[1]", "unknown_element_id"), (f"{RAG}[2]", "missing_element_ids")],
+        ),
+        ("doc://docid-17-c2-p3?id=text-22,text-21;doc://docid-17-c2", []),
+        ("doc://docid-9;doc://docid-5?id=anything;https://e.com", []),
+    ],
+)
+def test_element_ids_mandatory_in_the_trailing_line(
+    line: str, expected: list[tuple[str, str]]
+) -> None:
+    """The trailing line's doc:// URIs obey the same element-ID rule as those in the HTML,
+    each error at the item's path like the line's `invalid_uri`."""
+    result = run(fence("<p>x</p>", f"{RAG}: {line}"), FRAGMENTS)
+    assert issues(result) == expected
+    if not expected:
+        assert result.message is not None
+        assert result.message["citations"] == []  # checked, not cited
+        assert result.message["rag_fragments_used"] == line.split(";")
+
+
+def test_element_ids_in_the_trailing_line_not_required_without_context() -> None:
+    assert issues(run(fence("<p>x</p>", f"{RAG}: doc://docid-17-c2-p3"))) == []
 
 
 def test_element_id_rule_in_prose_applies_to_written_doc_uris_only() -> None:
