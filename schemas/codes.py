@@ -80,7 +80,7 @@ ISSUE_CODES: Final = _table(
     _c("invalid_value", (ANY, RECORD),
        "A value outside its closed set (a literal or enum), or a value its own check refused.",
        "action", "Input should be 'cancel'"),
-    _c("integer_out_of_range", (IM, RICH, SCHEMA, RECORD),
+    _c("integer_out_of_range", (IM, RICH, SCHEMA),
        "An integer literal outside 64 bits, which JSON readers would silently turn into a "
        "float: refused (send it as a string). In a reply's text at `$`; in a `json` tool "
        "call's or a rich-output call's arguments at its path; in a record's envelope the "
@@ -374,6 +374,10 @@ ISSUE_CODES: Final = _table(
        "data row 2 (line 3), column 2 ('sales'): is too large to be a finite number"),
     _c("snapshot_too_large", RICH, "The CSV snapshot is over 64 KiB as JSON.",
        "$", "the CSV snapshot is 70000 bytes as JSON; the limit is 65536"),
+    _c("correction_mismatch", ANY,
+       "A correction (`attempt` 1) whose conversation, platform or contract is not the one its "
+       "pending turn asked for: the turn ends with the failure notice.",
+       "contract", "the correction is for 'text.plain.v1'; the turn asked for 'im.segments.v1'"),
     # The record around the reply (these end as dead letters, not corrections).
     _c("unknown_record", RECORD, "A `check` line with neither `turn_id` nor `call_id`.",
        "$", "a record needs turn_id (reply) or call_id (tool)"),
@@ -387,10 +391,6 @@ ISSUE_CODES: Final = _table(
        "The gate itself failed on the record (a bug, or a registered contract that raised); "
        "only the exception's type is said.",
        "$", "the gate failed: RuntimeError"),
-    _c("correction_mismatch", RECORD,
-       "A correction (`attempt` 1) whose conversation, platform or contract is not the one its "
-       "pending turn asked for: the turn ends with the failure notice.",
-       "contract", "the correction is for 'text.plain.v1'; the turn asked for 'im.segments.v1'"),
     _c("turn_expired", RECORD,
        "A reply older than the state horizon, for a turn the gate no longer remembers.",
        "produced_at",
