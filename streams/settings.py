@@ -8,7 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -18,6 +18,12 @@ from pydantic_settings import (
 )
 
 MiB = 1024 * 1024
+
+# The shortest value `leak_literals` takes. A literal is masked wherever it stands, inside words
+# and in the message's own keys: one of a few characters (`a`, `id`) would mangle every message.
+# Known secrets can be short (a 7-character password), so the floor stays low; choosing values
+# that no message uses as a word or key (`segments`) is the deployment's part.
+MIN_LEAK_LITERAL_CHARS = 4
 
 EXACTLY_ONCE_REFUSED = (
     "processing_guarantee=exactly_once is refused: with faust-streaming's transaction manager a "
@@ -181,6 +187,22 @@ class Settings(BaseSettings):
     # Leak masking: literal values (canaries, known secrets) and extra patterns (rule id -> regex)
     leak_literals: list[SecretStr] = Field(default_factory=list)
     leak_patterns: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("leak_literals")
+    @classmethod
+    def _literals_long_enough(cls, literals: list[SecretStr]) -> list[SecretStr]:
+        short = [
+            str(n)
+            for n, v in enumerate(literals)
+            if len(v.get_secret_value()) < MIN_LEAK_LITERAL_CHARS
+        ]
+        if short:  # which ones by index, never the values
+            raise ValueError(
+                f"each leak literal must be at least {MIN_LEAK_LITERAL_CHARS} characters "
+                f"(shorter at index {', '.join(short)}): a shorter one masks ordinary words "
+                "and the message's own keys wherever they appear"
+            )
+        return literals
 
     # Contracts a deployment registers: name -> "module:attribute" of a ReplyContract
     extra_contracts: dict[str, str] = Field(default_factory=dict)

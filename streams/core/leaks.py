@@ -10,11 +10,16 @@ names the rule, the JSON path and a count.
 The rules also run on the decoded views of a string (`leak_views`: JSON escapes, character
 references, percent-escapes, rendered markup, invisible characters removed), and a match there
 masks the characters of the original that spell it, so what leaves holds no decodable secret.
+
+A marker is opaque: no rule or literal masks inside a `[REDACTED:<rule-id>]` of this masker's
+rules, whether a pass just wrote it or the text already held it (masked text masked again, as
+for the preview, comes back unchanged), in the text or in any view of it.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -46,6 +51,9 @@ _PREFILTER_MEM = 64 << 20
 # Clean (secret-free) short strings seen before: dict keys and segment types repeat a lot.
 _CLEAN_CACHE_MAX_LEN = 128
 _CLEAN_CACHE_SIZE = 4096
+# What the masker writes; the id is one of its rules' (checked against them, see `_markers`).
+_MARKER_OPEN = "[REDACTED:"
+_MARKER = re.compile(r"\[REDACTED:([a-z0-9]+(?:-[a-z0-9]+)*)\]")
 
 
 class LeakRuleError(ValueError):
@@ -196,8 +204,8 @@ def _check_extra(rule_id: object, pattern: object, taken: set[str]) -> tuple[str
     return rule_id, pattern
 
 
-# Masking passes over one text: a pass only ever replaces spans with markers, so this bounds
-# an input built to keep the loop going.
+# Masking passes over one text: a pass only ever replaces spans with markers (or removes the
+# rest beside one), so this bounds an input built to keep the loop going.
 MASK_PASSES: Final = 4
 
 
@@ -208,6 +216,7 @@ class Masker:
         "_clean",
         "_joinable",
         "_literal_count",
+        "_marker_ids",
         "_prefilter",
         "_rules",
         "_selector",
@@ -239,6 +248,9 @@ class Masker:
         rules.extend(_build_rule(r.id, r.pattern, r.trigger, r.reject) for r in BUILTIN_RULES)
         self._rules: tuple[_Rule, ...] = tuple(rules)
         self._literal_count = len(values)
+        # The ids its markers may name (`literal` too: a reserved id, whether or not this
+        # deployment lists literals).
+        self._marker_ids = frozenset((LITERAL_RULE, *(r.id for r in self._rules)))
         prefilter, self._selector = _build_prefilter(self._rules)
         # Without a combined pre-filter (too large to build), every string takes the full path.
         self._prefilter: _Search = _raw_search(prefilter) if prefilter is not None else _maybe
@@ -271,26 +283,32 @@ class Masker:
         written with entities, escapes or invisible characters is masked where it is written.
         What a mask leaves is masked again until nothing changes (a marker beside the escaped
         rest of a key's value is still that key's value), at most `MASK_PASSES` times.
+
+        Markers are opaque (`_markers`): a match inside one, or reaching into one, is no match;
+        a match around one and more removes the rest and keeps the marker. Counts are secrets:
+        the rest beside a marker of an earlier pass is that marker's secret, counted once.
         """
-        out, counts = self._mask_once(text)
-        passes = 1
-        while counts and passes < MASK_PASSES:
-            again, more = self._mask_once(out)
-            if not more:
-                break
-            out, passes = again, passes + 1
+        out, counts = self._mask_once(text, first=True)
+        before, passes = text, 1
+        while out is not before and passes < MASK_PASSES:  # a pass that changes nothing: done
+            before = out
+            out, more = self._mask_once(before, first=False)
+            passes += 1
             for rule_id, n in more.items():
                 counts[rule_id] = counts.get(rule_id, 0) + n
         return out, counts
 
-    def _mask_once(self, text: str) -> tuple[str, dict[str, int]]:
+    def _mask_once(self, text: str, first: bool) -> tuple[str, dict[str, int]]:
+        """One pass; `text` itself when nothing changes. `first`: any marker in `text` was
+        already there, so a rest masked beside one is a secret of its own (counted)."""
         if not text or text in self._clean:
             return text, {}
         data = text.encode("utf-8", "surrogatepass")
         hit = self._prefilter(data, 0) is not None
         views = self._views_with_hits(text)
-        if views:
-            return self._mask_with_views(text, data if hit else None, views)
+        marks = self._markers(text) if hit or views else None
+        if views or marks:
+            return self._mask_with_views(text, data if hit else None, views, marks, first)
         regions = _resolve(self._candidates(data), data) if hit else []
         if not regions:
             self._remember_clean(text)
@@ -298,6 +316,17 @@ class Masker:
         marked = ((s, e, rule_id, True) for s, e, rule_id in regions)
         pieces, counts = _splice(data, marked, lambda rule_id: f"[REDACTED:{rule_id}]".encode())
         return b"".join(pieces).decode("utf-8", "surrogatepass"), counts
+
+    def _markers(self, text: str) -> _Marks | None:
+        """Where the markers of this masker's rules stand in `text` (character offsets), or
+        None. Asked only of a text a rule may match in: the common text costs nothing."""
+        if _MARKER_OPEN not in text:
+            return None
+        ids = self._marker_ids
+        spans = [m.span() for m in _MARKER.finditer(text) if m.group(1) in ids]
+        if not spans:
+            return None
+        return [s for s, _e in spans], [e for _s, e in spans]
 
     def _views_with_hits(self, text: str) -> list[View]:
         """The decoded views of `text` in which the pre-filter finds something."""
@@ -308,28 +337,44 @@ class Masker:
         ]
 
     def _mask_with_views(
-        self, text: str, data: bytes | None, views: list[View]
+        self,
+        text: str,
+        data: bytes | None,
+        views: list[View],
+        marks: _Marks | None = None,
+        first: bool = True,
     ) -> tuple[str, dict[str, int]]:
         """Mask what the rules find in the text and in its views, in character positions.
 
         A match in a view masks the original span it came from; markup inside it stays (a PEM
         block split by `<br>` loses its text, not its tags): the first piece gets the marker,
-        the others are removed.
+        the others are removed. With markers in the text, a match is kept only when each of
+        its pieces covers every marker it touches, and more (`_around_markers`).
         """
         pieces: list[_Piece] = []
         if data is not None:
             found = _char_spans(data, self._candidates(data))
-            pieces += ((s, e, p, r, True) for s, e, p, r in found)
+            pieces += (
+                (s, e, p, r, True)
+                for s, e, p, r in found
+                if marks is None or _around_markers(marks, s, e)
+            )
         for view in views:
             view_data = view.exact().encode("utf-8", "surrogatepass")
             for s, e, p, r in _char_spans(view_data, self._candidates(view_data)):
-                for n, (os_, oe) in enumerate(view.to_original(s, e)):
+                spans = view.to_original(s, e)
+                if marks is not None and not all(_around_markers(marks, *sp) for sp in spans):
+                    continue
+                for n, (os_, oe) in enumerate(spans):
                     pieces.append((os_, oe, p, r, n == 0))
         regions = _fold(pieces)
         if not regions:
             self._remember_clean(text)
             return text, {}
-        out, counts = _splice(text, regions, lambda rule_id: f"[REDACTED:{rule_id}]")
+        if marks is not None:
+            out, counts = _splice_keeping(text, regions, marks, count_rest=first)
+        else:
+            out, counts = _splice(text, regions, lambda rule_id: f"[REDACTED:{rule_id}]")
         return "".join(out), counts
 
     def _remember_clean(self, text: str) -> None:
@@ -594,6 +639,46 @@ def _splice(
 
 # (start, end, priority, rule id, carries the marker) in characters of the original text.
 _Piece = tuple[int, int, int, str, bool]
+# The markers of a text: their starts and their ends (sorted, disjoint), in characters.
+_Marks = tuple[list[int], list[int]]
+
+
+def _around_markers(marks: _Marks, s: int, e: int) -> bool:
+    """May [s, e) be masked in a text with markers: it touches none, or it covers whole each
+    one it touches and is more than one marker alone? A span inside a marker, or reaching into
+    one, was made by the marker's own text (`acme-[a-z]+` in `[REDACTED:acme-key]`)."""
+    starts, ends = marks
+    i = bisect_right(ends, s)  # the first marker ending after s
+    if i == len(starts) or starts[i] >= e:
+        return True
+    if starts[i] < s:
+        return False
+    j = bisect_left(starts, e) - 1  # the last marker starting before e
+    return ends[j] <= e and (i, s, e) != (j, starts[i], ends[j])
+
+
+def _splice_keeping(
+    text: str, regions: Iterable[tuple[int, int, str, bool]], marks: _Marks, count_rest: bool
+) -> tuple[list[str], dict[str, int]]:
+    """`_splice` for a text with markers: a region holding markers (whole, `_around_markers`)
+    keeps them as they are and loses the rest; one counts only when `count_rest` (a marker of
+    an earlier pass already counted its secret)."""
+    starts, ends = marks
+    pieces: list[str] = []
+    counts: dict[str, int] = {}
+    prev = 0
+    for s, e, rule_id, marked in regions:
+        pieces.append(text[prev:s])
+        kept = range(bisect_left(starts, s), bisect_left(starts, e))
+        if kept:
+            pieces += (text[starts[k] : ends[k]] for k in kept)
+        elif marked:
+            pieces.append(f"[REDACTED:{rule_id}]")
+        if marked and (count_rest or not kept):
+            counts[rule_id] = counts.get(rule_id, 0) + 1
+        prev = e
+    pieces.append(text[prev:])
+    return pieces, dict(sorted(counts.items()))
 
 
 def _char_spans(

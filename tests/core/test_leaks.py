@@ -19,15 +19,16 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationError
 
+from streams.cli.main import main as cli_main
 from streams.core import leaks
 from streams.core.leak_rules import BUILTIN_RULES, is_placeholder
 from streams.core.leak_views import decoded_views, may_hide
 from streams.core.leaks import BUILTIN_RULE_IDS, LeakRuleError, Masker, MaskHit
-from streams.settings import Settings
+from streams.settings import MIN_LEAK_LITERAL_CHARS, Settings
 from tests.support.gates import disk_gate
-from tests.support.samples import html_reply, raw_reply
+from tests.support.samples import html_reply, im_text, raw_reply
 
 CORPUS = Path(__file__).resolve().parents[1] / "leak_corpus"
 MASKER = Masker()
@@ -610,6 +611,91 @@ def test_bad_extra_patterns_name_the_rule_not_the_pattern(
     assert "SECRETFRAGMENT" not in str(err.value)
     captured = capfd.readouterr()
     assert "SECRETFRAGMENT" not in captured.out + captured.err  # RE2 logs nothing
+
+
+def test_a_pattern_never_masks_its_own_marker() -> None:
+    """Found by an audit: `acme-[a-z]{3,}` matched `acme-key` inside the marker it had just
+    written, once a pass: four nested markers and a count of 4 for one secret."""
+    masker = Masker(patterns={"acme-key": "acme-[a-z]{3,}"})
+    out, counts = masker.mask_text("token acme-secretvalue end")
+    assert (out, counts) == ("token [REDACTED:acme-key] end", {"acme-key": 1})
+    # Masked text masked again (the preview does) comes back as it is.
+    assert masker.mask_text(out) == (out, {})
+    # The views too: each marker stands where its secret was written, masked once.
+    out, counts = masker.mask_text("&lt;acme-secretvalue&gt; \\u0061cme-othervalue")
+    assert out == "&lt;[REDACTED:acme-key]&gt; [REDACTED:acme-key]"
+    assert counts == {"acme-key": 2}
+    # A secret right after a marker is a secret of its own.
+    out, counts = masker.mask_text("[REDACTED:acme-key]acme-xyz")
+    assert (out, counts) == ("[REDACTED:acme-key][REDACTED:acme-key]", {"acme-key": 1})
+
+
+def test_a_literal_never_masks_inside_a_marker() -> None:
+    """Found by an audit: a literal `DACT` ate into every marker, its own and the built-ins'."""
+    text = f"x REDACTED {PAT}"
+    out, counts = Masker(literals=["DACT"]).mask_text(text)
+    assert out == "x RE[REDACTED:literal]ED [REDACTED:github-pat]"
+    assert counts == {"github-pat": 1, "literal": 1}
+    masker = Masker(literals=["EDACTED:literal"])
+    assert masker.mask_text("a EDACTED:literal b") == ("a [REDACTED:literal] b", {"literal": 1})
+
+
+def test_the_rest_beside_a_marker_is_masked_into_it_and_counted_once() -> None:
+    """The later passes remove what is left of a secret beside its marker (an escaped last
+    character of a PEM key, see the fixed-point test below) without masking the marker again:
+    one secret, one marker, a count of 1."""
+    zeros = "0" * 64
+    body = f"{zeros}\\n{zeros}\\n{'0' * 21}="
+    pem = f"-----BEGIN PRIVATE KEY-----\\n{body}\\n-----END PRIVATE KEY-----\\"
+    text = f'{{"type": "service_account", "private_key": "{pem}u006e"}}'
+    out, counts = MASKER.mask_text(text)
+    assert out == '{"type": "service_account", "private_key": "[REDACTED:pem-private-key]"}'
+    assert counts == {"pem-private-key": 1}
+    # A marker already in the text stays; the secret beside it is one of its own.
+    out, counts = MASKER.mask_text('password = "[REDACTED:literal]hunter2hunter2"')
+    assert (out, counts) == ('password = "[REDACTED:literal]"', {"password-assignment": 1})
+
+
+def test_the_delivered_marker_and_the_preview_hold_one_mask() -> None:
+    gate = disk_gate(Settings(leak_patterns={"acme-key": "acme-[a-z]{3,}"}))
+    segments = [{"type": "text", "data": {"text": "token acme-secretvalue end"}}]
+    raw = orjson.dumps(raw_reply(output={"text": im_text(segments)}))
+    decision = gate.check_line(raw, 1, datetime(2026, 12, 1, tzinfo=UTC))
+    assert decision.action == "deliver" and decision.output is not None
+    text = "token [REDACTED:acme-key] end"
+    assert decision.output.message["segments"][0]["data"]["text"] == text
+    assert decision.output.preview == text
+    assert decision.masked == (MaskHit("acme-key", "segments[0].data.text", 1),)
+
+
+@pytest.mark.parametrize("literals", [["Z"], ["id"], ["CANARY-12345", "abc"]])
+def test_settings_refuse_a_short_literal_without_showing_it(literals: list[str]) -> None:
+    with pytest.raises(ValidationError) as err:
+        Settings(leak_literals=[SecretStr(v) for v in literals])
+    (error,) = err.value.errors(include_url=False)
+    assert error["loc"] == ("leak_literals",)
+    message = str(error["msg"])
+    assert f"each leak literal must be at least {MIN_LEAK_LITERAL_CHARS} characters" in message
+    assert f"(shorter at index {len(literals) - 1})" in message
+    assert not any(v in message for v in literals)
+    assert Settings(leak_literals=[SecretStr("x" * MIN_LEAK_LITERAL_CHARS)]).leak_literals
+
+
+def test_check_refuses_a_short_literal_with_one_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "leak.toml"
+    config.write_text('leak_literals = ["CANARY-12345", "a"]\n')
+    records = tmp_path / "in.jsonl"
+    records.write_bytes(orjson.dumps(raw_reply()) + b"\n")
+    assert cli_main(["check", str(records), "--config", str(config)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "replygate: error: settings: leak_literals: Value error, each leak literal must be at "
+        f"least {MIN_LEAK_LITERAL_CHARS} characters (shorter at index 1): a shorter one masks "
+        "ordinary words and the message's own keys wherever they appear\n"
+    )
 
 
 def test_from_settings() -> None:
