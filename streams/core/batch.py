@@ -19,7 +19,16 @@ from schemas.records import Context, RawChunk
 from streams.core.chunks import ChunkBuffer, chunk_limit
 from streams.core.outcomes import Outcome
 from streams.core.pipeline import Decision, Gate, Source, parse_iso
-from streams.core.state import TurnIndex, TurnState, expires_at, seen_by, with_stream, written
+from streams.core.state import (
+    TurnIndex,
+    TurnState,
+    expires_at,
+    holds_chunks,
+    seen_by,
+    with_stream,
+    without_chunks,
+    written,
+)
 from streams.core.turns import Step, on_cancel, on_chunk, on_deadline, on_reply
 from streams.settings import Settings
 
@@ -32,6 +41,13 @@ EXPIRE_PER_BATCH = 1000
 
 # The stored value of a turn on a partition (None: no state), as the store has it now.
 ReadState = Callable[[int, bytes], bytes | None]
+# The group's committed offset of `replies.raw` on a partition (None: not known here).
+Committed = Callable[[int], int | None]
+
+
+def nothing_committed(_partition: int) -> int | None:
+    """Without a consumer group (tests, tools), no kept chunks are ever released."""
+    return None
 
 
 def source_id(source: Source) -> str:
@@ -82,6 +98,7 @@ class TurnBatch:
     gate: Gate
     read: ReadState
     index: TurnIndex
+    committed: Committed = nothing_committed
     _overlay: dict[bytes, Write] = field(default_factory=dict)
     _result: BatchResult = field(default_factory=BatchResult)
     _wall: datetime = NEVER  # the running batch's clock
@@ -100,6 +117,8 @@ class TurnBatch:
     def run(self, records: Sequence[tuple[Source, bytes]], wall: datetime) -> BatchResult:
         """Judge the records in order; a failure in the gate is that record's dead letter."""
         self._overlay, self._result, self._wall = {}, BatchResult(), wall
+        for partition in {source.partition for source, _ in records}:
+            self._release_chunks(partition)
         for source, raw in records:
             now = source.timestamp or wall
             self._expire(source.partition, now)
@@ -143,6 +162,18 @@ class TurnBatch:
                 self._result.expired += 1
                 if self._result.expired >= EXPIRE_PER_BATCH:
                     return
+
+    def _release_chunks(self, partition: int) -> None:
+        """A finished turn keeps the chunks of its streamed final reply for that reply's replay
+        (`streams.core.state.written`); once the group has committed past the reply, no replay
+        can come, and the value is written again without them (at most EXPIRE_PER_BATCH)."""
+        committed = self.committed(partition)
+        if committed is None:
+            return
+        for key in self.index.releasable(partition, committed)[:EXPIRE_PER_BATCH]:
+            stored = self._stored(partition, key)
+            if stored is not None and holds_chunks(stored):
+                self._overlay[key] = Write(partition, key, without_chunks(stored))
 
     def _step(
         self, source: Source, turn_id: str, now: datetime, step: Step, keep_chunks: bool = True

@@ -109,6 +109,29 @@ def written(
     return TurnState("pending", source, iso(at), pending=pending, before=kept)
 
 
+def holds_chunks(state: TurnState | None) -> bool:
+    """A finished value that still keeps the chunks its final reply was assembled from."""
+    return (
+        state is not None
+        and state.status == "finished"
+        and state.before is not None
+        and state.before.stream is not None
+    )
+
+
+def without_chunks(state: TurnState) -> TurnState:
+    """The same value without the chunks kept for its final reply's replay."""
+    if state.before is None:
+        return state
+    return replace(state, before=replace(state.before, stream=None))
+
+
+def source_offset(source: str) -> int:
+    """The input offset in a state's `source` (`topic:partition:offset`; a topic name never
+    holds a colon)."""
+    return int(source.rsplit(":", 1)[1])
+
+
 def _flat(state: TurnState | None) -> TurnState | None:
     if state is None or state.before is None:
         return state
@@ -197,10 +220,14 @@ class TurnIndex:
     keep: timedelta
     pending: dict[bytes, tuple[int, PendingTurn]] = field(default_factory=dict)
     _expiry: dict[int, ExpiryFile] = field(default_factory=dict)
+    # partition -> key -> input offset of the final reply whose finished value still holds its
+    # chunks (`holds_chunks`): they go once the group has committed past that offset
+    _held: dict[int, dict[bytes, int]] = field(default_factory=dict)
 
     def clear(self) -> None:
         self.pending.clear()
         self._expiry.clear()
+        self._held.clear()
 
     def rebuild(self, items: Iterable[tuple[int, bytes, bytes]]) -> None:
         self.clear()
@@ -209,6 +236,11 @@ class TurnIndex:
 
     def note(self, partition: int, key: bytes, state: TurnState | None) -> None:
         """Track a value just written (None: the turn's state is gone)."""
+        if holds_chunks(state):
+            assert state is not None  # for mypy: holds_chunks says so
+            self._held.setdefault(partition, {})[key] = source_offset(state.source)
+        elif partition in self._held:
+            self._held[partition].pop(key, None)
         if state is not None and state.status == "pending" and state.pending is not None:
             self.pending[key] = (partition, state.pending)
             return
@@ -217,6 +249,12 @@ class TurnIndex:
             moment = expires_at(state, self.keep)
             if moment is not None:
                 self._expiry.setdefault(partition, ExpiryFile()).add(moment.timestamp(), key)
+
+    def releasable(self, partition: int, committed: int) -> list[bytes]:
+        """Keys on `partition` whose kept chunks no replay can need any more: the group has
+        committed past the final reply that holds them."""
+        held = self._held.get(partition, {})
+        return [key for key, offset in held.items() if offset < committed]
 
     def due(self, partition: int, now: datetime) -> Iterator[bytes]:
         """Keys on `partition` whose finished state may have expired by broker time `now`."""

@@ -34,7 +34,10 @@ class Harness:
         self.gate = disk_gate(self.settings)
         self.stored: dict[bytes, bytes] = {}
         self.index = TurnIndex(self.settings.state_keep)
-        self.batch = TurnBatch(self.gate, lambda _p, key: self.stored.get(key), self.index)
+        self.committed: int | None = None  # the group's committed offset of replies.raw
+        self.batch = TurnBatch(
+            self.gate, lambda _p, key: self.stored.get(key), self.index, lambda _p: self.committed
+        )
 
     def source(self, name: str, offset: int, at: datetime = T0, partition: int = 0) -> Source:
         return Source(self.settings.topic(name), partition, offset, at, b"c-7")

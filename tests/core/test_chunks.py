@@ -269,6 +269,36 @@ def test_a_replayed_stream_re_sends_the_identical_delivery(h: Harness) -> None:
     assert replay.replayed == 1
 
 
+def test_the_kept_chunks_go_once_the_group_committed_past_the_final_reply(h: Harness) -> None:
+    """The finished value keeps the chunks only while its final reply may be replayed."""
+    parts = pieces(REPLY_TEXT, [5, 40])
+    records = streamed(h, [chunk(0, parts[0]), chunk(1, parts[1]), chunk(2, parts[2]), final(3)])
+    first = h.run(records)  # offsets 1..4, the final reply at 4
+    kept = h.state()
+    assert kept is not None and kept.before is not None and kept.before.stream is not None
+    other = raw_reply(turn_id="t-9")
+    h.committed = 4  # the final reply is not committed yet: its replay needs the chunks
+    assert [w.key for w in h.run(streamed(h, [other], start=5)).writes] == [b"t-9"]
+    replay = h.run(records)
+    assert [d.output for d in replay.outputs] == [d.output for d in first.outputs]
+    h.committed = 5  # committed past it: never read again, so its chunks go
+    later = h.run(streamed(h, [raw_reply(turn_id="t-10")], start=6))
+    assert sorted(w.key for w in later.writes) == [b"t-10", b"t-42"]
+    state = h.state()
+    assert state is not None and state.before is not None and state.before.stream is None
+    assert (state.status, state.outcome, state.source) == ("finished", "delivered", kept.source)
+    assert parts[1] not in state.encode().decode()
+    # once released, nothing more is written for it
+    again = h.run(streamed(h, [raw_reply(turn_id="t-11")], start=7))
+    assert [w.key for w in again.writes] == [b"t-11"]
+
+
+def test_kept_chunks_are_found_again_after_a_rebalance(h: Harness) -> None:
+    h.run(streamed(h, [chunk(0, REPLY_TEXT), final(1)]))
+    h.index.rebuild((0, key, value) for key, value in h.stored.items())
+    assert h.index.releasable(0, 3) == [b"t-42"] and h.index.releasable(0, 2) == []
+
+
 def test_a_correction_request_survives_a_replay_past_attempt_one_chunks(h: Harness) -> None:
     records = streamed(h, [chunk(0, "prose"), final(1), chunk(0, REPLY_TEXT, attempt=1)])
     first = h.run(records)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -112,3 +113,42 @@ def test_a_kill_between_chunks_and_before_the_final_record_delivers_once(
     assert [(r["turn_id"], [e["code"] for e in r["errors"]]) for r in requests] == [
         ("t-gap", ["incomplete_stream"])
     ]
+
+
+def test_the_chunks_kept_for_a_replay_go_once_the_final_reply_is_committed(
+    tmp_path: Path,
+) -> None:
+    """The finished value keeps its chunks only until the group commits past the final reply;
+    a later record of the partition then writes it again without them (bounded state)."""
+    d = Deployment(partitions=1)
+    d.create_topics()
+    raw = d.topic("replies.raw")
+    changelog = f"{d.app_id}-turns-changelog"
+
+    def finished() -> list[dict[str, Any]]:
+        records = asyncio.run(collect([changelog], lambda r: bool(r), timeout=20, settle=1))
+        states = [orjson.loads(v) for _t, k, v in records if k == b"t-stream" and v]
+        return [s for s in states if s["status"] == "finished"]
+
+    try:
+        d.start_worker(tmp_path)
+        asyncio.run(produce(raw, [*(chunk(i, p) for i, p in enumerate(PARTS)), final(3)]))
+        asyncio.run(collect([d.topic("delivery.im")], lambda r: len(r) >= 1, timeout=90))
+        values = finished()
+        for n in range(15):  # a later record of the partition, once the worker has committed
+            if len(values) > 1:
+                break
+            time.sleep(2)
+            nudge = raw_reply(turn_id=f"t-nudge-{n}", conversation_id=CONV)
+            asyncio.run(produce(raw, [(CONV, nudge)]))
+            values = finished()
+    finally:
+        d.stop_all()
+    assert len(values) == 2, d.log_tail()
+    kept, released = values
+    assert {seq: text for seq, text in kept["before"]["stream"]["parts"]} == dict(enumerate(PARTS))
+    assert "stream" not in released["before"]
+    assert released == {
+        **kept,
+        "before": {k: v for k, v in kept["before"].items() if k != "stream"},
+    }
