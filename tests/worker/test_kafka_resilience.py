@@ -190,19 +190,21 @@ def test_large_costly_records_are_judged_one_batch_each(tmp_path: Path) -> None:
 
 
 def test_a_batch_longer_than_the_session_timeout_keeps_the_group(tmp_path: Path) -> None:
-    """A batch with a large record is judged in a thread, so the group heartbeat goes on. With a
-    4 MiB cap and the broker's shortest session (6 s) a batch of 1 MiB replies takes longer than
-    the session; judged in the loop, such a batch lost the group."""
-    d = Deployment(partitions=4, loglevel="info")  # aiokafka says "Joined group" at info
+    """A batch with a large record is judged in a thread, so the group heartbeat goes on. With an
+    8 MiB cap and the broker's shortest session (6 s) a batch of 1 MiB replies (eight, one per
+    partition in a fetch: 9-14 s) takes longer than the session; judged in the loop, such a
+    batch lost the group. (With a 4 MiB cap a quiet machine judged a batch in 4-6 s.)"""
+    d = Deployment(partitions=8, loglevel="info")  # aiokafka says "Joined group" at info
     d.create_topics()
     worker = d.start_worker(
         tmp_path,
-        REPLYGATE_BATCH_MAX_BYTES=str(4 * 1024 * 1024),
+        REPLYGATE_BATCH_MAX_BYTES=str(8 * 1024 * 1024),
         REPLYGATE_SESSION_TIMEOUT_SECONDS="6",
     )
     port = worker.metrics_port  # type: ignore[attr-defined]
+    count = 16
     try:
-        delivered = _deliver_big_replies(d, BIG_RECORDS)
+        delivered = _deliver_big_replies(d, count)
         time.sleep(6)  # a lost session shows at the next heartbeat
         alive = worker.poll() is None
         batches, single = batch_sizes(worker, 1)
@@ -214,7 +216,7 @@ def test_a_batch_longer_than_the_session_timeout_keeps_the_group(tmp_path: Path)
         d.stop_all()
     log = d.logs[0].read_text(errors="replace")
     assert alive, d.log_tail()
-    assert delivered == {f"t-big-{i}" for i in range(BIG_RECORDS)}
+    assert delivered == {f"t-big-{i}" for i in range(count)}
     assert off_loop == batches, f"{off_loop:.0f} of {batches:.0f} batches judged off the loop"
     # The path meant: a record waits for its whole batch, so a mean over 6 s means some batch
     # took longer than the session.
