@@ -15,18 +15,19 @@ from datetime import UTC, datetime, timedelta
 import orjson
 
 from schemas.errors import Issue
-from schemas.records import Context, RawChunk
+from schemas.records import Context, RawChunk, ToolResult, record_json
 from streams.core.chunks import ChunkBuffer, chunk_limit
 from streams.core.outcomes import Outcome
-from streams.core.pipeline import Decision, Gate, Source, parse_iso
+from streams.core.pipeline import Decision, Gate, Source, iso, parse_iso
 from streams.core.state import (
     TurnIndex,
     TurnState,
     expires_at,
-    holds_chunks,
+    holds_replay,
+    released,
     seen_by,
+    tool_key,
     with_stream,
-    without_chunks,
     written,
 )
 from streams.core.turns import Step, on_cancel, on_chunk, on_deadline, on_reply
@@ -41,13 +42,26 @@ EXPIRE_PER_BATCH = 1000
 
 # The stored value of a turn on a partition (None: no state), as the store has it now.
 ReadState = Callable[[int, bytes], bytes | None]
-# The group's committed offset of `replies.raw` on a partition (None: not known here).
-Committed = Callable[[int], int | None]
+# The group's committed offset of an input topic on a partition (None: not known here).
+Committed = Callable[[str, int], int | None]
 
 
-def nothing_committed(_partition: int) -> int | None:
-    """Without a consumer group (tests, tools), no kept chunks are ever released."""
+def nothing_committed(_topic: str, _partition: int) -> int | None:
+    """Without a consumer group (tests, tools), nothing kept for a replay is ever released."""
     return None
+
+
+TOOL_OUTCOMES: dict[str, Outcome] = {"tool_result": "tool_ok", "tool_error": "tool_error"}
+
+
+def call_id_of(raw: bytes) -> str | None:
+    """A tool call record's `call_id` (as the envelope allows it), read before the call runs."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    call_id = value.get("call_id") if isinstance(value, dict) else None
+    return call_id if isinstance(call_id, str) and 0 < len(call_id) <= 200 else None
 
 
 def source_id(source: Source) -> str:
@@ -118,7 +132,7 @@ class TurnBatch:
         """Judge the records in order; a failure in the gate is that record's dead letter."""
         self._overlay, self._result, self._wall = {}, BatchResult(), wall
         for partition in {source.partition for source, _ in records}:
-            self._release_chunks(partition)
+            self._release(partition)
         for source, raw in records:
             now = source.timestamp or wall
             self._expire(source.partition, now)
@@ -163,17 +177,15 @@ class TurnBatch:
                 if self._result.expired >= EXPIRE_PER_BATCH:
                     return
 
-    def _release_chunks(self, partition: int) -> None:
+    def _release(self, partition: int) -> None:
         """A finished turn keeps the chunks of its streamed final reply for that reply's replay
-        (`streams.core.state.written`); once the group has committed past the reply, no replay
-        can come, and the value is written again without them (at most EXPIRE_PER_BATCH)."""
-        committed = self.committed(partition)
-        if committed is None:
-            return
-        for key in self.index.releasable(partition, committed)[:EXPIRE_PER_BATCH]:
+        (`streams.core.state.written`), a tool call the ToolResult it sent; once the group has
+        committed past the record, no replay can come, and the value is written again without
+        them (at most EXPIRE_PER_BATCH a partition)."""
+        for key in self.index.releasable(partition, self.committed)[:EXPIRE_PER_BATCH]:
             stored = self._stored(partition, key)
-            if stored is not None and holds_chunks(stored):
-                self._overlay[key] = Write(partition, key, without_chunks(stored))
+            if stored is not None and holds_replay(stored):
+                self._overlay[key] = Write(partition, key, released(stored))
 
     def _step(
         self, source: Source, turn_id: str, now: datetime, step: Step, keep_chunks: bool = True
@@ -286,9 +298,40 @@ class TurnBatch:
         self._emit(source.topic, step, None)
 
     def _tool_call(self, source: Source, raw: bytes, now: datetime) -> None:
+        """A call runs once (its CSVs are read once): its ToolResult is kept in state, so a
+        replay re-sends that very record, and a repeat of its `call_id` is dropped."""
+        call_id = call_id_of(raw)
+        key = tool_key(call_id) if call_id is not None else None
+        stored = self._stored(source.partition, key) if key is not None else None
+        if stored is not None:
+            self._tool_call_again(source, stored)
+            return
         decision = self.gate.process_tool_call(raw, source)
-        outcome: Outcome = {"tool_result": "tool_ok", "tool_error": "tool_error"}.get(
-            decision.action, "dead_letter"
-        )  # type: ignore[assignment]  # the dict's values are Outcome literals
+        outcome: Outcome = TOOL_OUTCOMES.get(decision.action, "dead_letter")
+        if key is not None and isinstance(decision.output, ToolResult):
+            result = record_json(decision.output).decode()
+            state = TurnState(
+                "finished", source_id(source), iso(now), outcome=outcome, result=result
+            )
+            self._overlay[key] = Write(source.partition, key, state)
         emit = (decision,) if decision.output is not None else ()
         self._emit(source.topic, Step(outcome, emit), decision)
+
+    def _tool_call_again(self, source: Source, stored: TurnState) -> None:
+        """The replay of a call whose state was written (its ToolResult again, byte for byte,
+        the workspace not read), or a repeat of a call already made (dropped)."""
+        if stored.source != source_id(source) or stored.result is None:
+            self._emit(source.topic, Step("duplicate_dropped"), None)
+            return
+        self._result.replayed += 1
+        output = ToolResult.model_validate_json(stored.result)
+        ok = stored.outcome == "tool_ok"
+        decision = Decision(
+            id=output.call_id,
+            verdict="accepted" if ok else "rejected",
+            action="tool_result" if ok else "tool_error",
+            output=output,
+            topic=self.gate.settings.topic("toolresults"),
+            key=output.task_id.encode(),
+        )
+        self._emit(source.topic, Step(TOOL_OUTCOMES[decision.action], (decision,)), decision)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -36,6 +36,8 @@ class TurnState:
     outcome: str | None = None
     before: TurnState | None = None
     stream: ChunkBuffer | None = None
+    # A tool call's value (`tool_key`): the ToolResult sent, as JSON, kept for the call's replay
+    result: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         value = {
@@ -48,6 +50,8 @@ class TurnState:
         }
         if self.stream is not None:
             value["stream"] = self.stream.as_dict()
+        if self.result is not None:
+            value["result"] = self.result
         return value
 
     @classmethod
@@ -61,6 +65,7 @@ class TurnState:
             value.get("outcome"),
             cls.from_dict(before) if before else None,
             ChunkBuffer.from_dict(stream) if stream else None,
+            value.get("result"),
         )
 
     def encode(self) -> bytes:
@@ -109,27 +114,37 @@ def written(
     return TurnState("pending", source, iso(at), pending=pending, before=kept)
 
 
-def holds_chunks(state: TurnState | None) -> bool:
-    """A finished value that still keeps the chunks its final reply was assembled from."""
+def tool_key(call_id: str) -> bytes:
+    """A tool call's key in the state store: never a turn's (0xFF is in no UTF-8 text)."""
+    return b"\xfftool:" + call_id.encode()
+
+
+def holds_replay(state: TurnState | None) -> bool:
+    """A finished value that still keeps what its record's replay needs: the chunks its final
+    reply was assembled from, or the ToolResult a tool call sent."""
     return (
         state is not None
         and state.status == "finished"
-        and state.before is not None
-        and state.before.stream is not None
+        and (
+            state.result is not None
+            or (state.before is not None and state.before.stream is not None)
+        )
     )
 
 
-def without_chunks(state: TurnState) -> TurnState:
-    """The same value without the chunks kept for its final reply's replay."""
-    if state.before is None:
-        return state
-    return replace(state, before=replace(state.before, stream=None))
+def released(state: TurnState) -> TurnState:
+    """The same value without what was kept for its record's replay."""
+    before = state.before
+    return replace(
+        state, result=None, before=replace(before, stream=None) if before is not None else None
+    )
 
 
-def source_offset(source: str) -> int:
-    """The input offset in a state's `source` (`topic:partition:offset`; a topic name never
-    holds a colon)."""
-    return int(source.rsplit(":", 1)[1])
+def source_position(source: str) -> tuple[str, int]:
+    """The input topic and offset in a state's `source` (`topic:partition:offset`; a topic
+    name never holds a colon)."""
+    topic, _partition, offset = source.rsplit(":", 2)
+    return topic, int(offset)
 
 
 def _flat(state: TurnState | None) -> TurnState | None:
@@ -220,9 +235,9 @@ class TurnIndex:
     keep: timedelta
     pending: dict[bytes, tuple[int, PendingTurn]] = field(default_factory=dict)
     _expiry: dict[int, ExpiryFile] = field(default_factory=dict)
-    # partition -> key -> input offset of the final reply whose finished value still holds its
-    # chunks (`holds_chunks`): they go once the group has committed past that offset
-    _held: dict[int, dict[bytes, int]] = field(default_factory=dict)
+    # partition -> key -> input topic and offset of the record whose finished value still holds
+    # what its replay needs (`holds_replay`): it goes once the group has committed past it
+    _held: dict[int, dict[bytes, tuple[str, int]]] = field(default_factory=dict)
 
     def clear(self) -> None:
         self.pending.clear()
@@ -236,9 +251,9 @@ class TurnIndex:
 
     def note(self, partition: int, key: bytes, state: TurnState | None) -> None:
         """Track a value just written (None: the turn's state is gone)."""
-        if holds_chunks(state):
-            assert state is not None  # for mypy: holds_chunks says so
-            self._held.setdefault(partition, {})[key] = source_offset(state.source)
+        if holds_replay(state):
+            assert state is not None  # for mypy: holds_replay says so
+            self._held.setdefault(partition, {})[key] = source_position(state.source)
         elif partition in self._held:
             self._held[partition].pop(key, None)
         if state is not None and state.status == "pending" and state.pending is not None:
@@ -250,11 +265,18 @@ class TurnIndex:
             if moment is not None:
                 self._expiry.setdefault(partition, ExpiryFile()).add(moment.timestamp(), key)
 
-    def releasable(self, partition: int, committed: int) -> list[bytes]:
-        """Keys on `partition` whose kept chunks no replay can need any more: the group has
-        committed past the final reply that holds them."""
+    def releasable(
+        self, partition: int, committed: Callable[[str, int], int | None]
+    ) -> list[bytes]:
+        """Keys on `partition` whose kept replay no replay can need any more: the group has
+        committed (`committed(topic, partition)`) past the record that holds it."""
         held = self._held.get(partition, {})
-        return [key for key, offset in held.items() if offset < committed]
+        done = []
+        for key, (topic, offset) in held.items():
+            mark = committed(topic, partition)
+            if mark is not None and offset < mark:
+                done.append(key)
+        return done
 
     def due(self, partition: int, now: datetime) -> Iterator[bytes]:
         """Keys on `partition` whose finished state may have expired by broker time `now`."""

@@ -161,7 +161,7 @@ class Worker:
         self.changelog = table.changelog_topic.get_topic_name()
         self.index = TurnIndex(settings.state_keep)
         self.index_fresh = False
-        self.batch = TurnBatch(self.gate, self.store.get, self.index, self._committed_reply)
+        self.batch = TurnBatch(self.gate, self.store.get, self.index, self._committed_input)
         self.judge = ThreadPoolExecutor(1, thread_name_prefix="replygate-judge")
         self.judging_off_loop = False
         self.sender = Sender(
@@ -177,11 +177,11 @@ class Worker:
         # turn key -> monotonic time before which its deadline event is not sent again
         self.deadline_sent: dict[bytes, float] = {}
 
-    def _committed_reply(self, partition: int) -> int | None:
-        """The group's committed offset of `replies.raw` on `partition`, as this consumer last
-        committed or found it (None before any): records below it are never read again."""
+    def _committed_input(self, topic: str, partition: int) -> int | None:
+        """The group's committed offset of an input partition, as this consumer last committed
+        or found it (None before any): records below it are never read again."""
         committed: dict[Any, int] = self.app.consumer._committed_offset  # type: ignore[attr-defined]
-        return committed.get((self.topology.replies.name, partition))
+        return committed.get((topic, partition))
 
     async def _send(self, *args: Any) -> Any:
         return await self.app.producer.send(*args)

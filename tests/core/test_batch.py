@@ -13,13 +13,13 @@ from typing import Any
 import orjson
 import pytest
 
-from schemas.records import CorrectionRequest, Delivery
+from schemas.records import CorrectionRequest, Delivery, record_json
 from streams.core.batch import BatchResult, TurnBatch, Write, deadline_topic
 from streams.core.pipeline import Source
-from streams.core.state import TurnIndex, TurnState
+from streams.core.state import TurnIndex, TurnState, tool_key
 from streams.settings import Settings
 from tests.support.gates import disk_gate
-from tests.support.samples import encode, raw_reply, tool_call
+from tests.support.samples import SALES_CSV, csv_chart_arguments, encode, raw_reply, tool_call
 
 T0 = datetime(2026, 11, 30, 12, 0, 5, tzinfo=UTC)
 HORIZON = timedelta(days=7)
@@ -36,7 +36,10 @@ class Harness:
         self.index = TurnIndex(self.settings.state_keep)
         self.committed: int | None = None  # the group's committed offset of replies.raw
         self.batch = TurnBatch(
-            self.gate, lambda _p, key: self.stored.get(key), self.index, lambda _p: self.committed
+            self.gate,
+            lambda _p, key: self.stored.get(key),
+            self.index,
+            lambda _t, _p: self.committed,
         )
 
     def source(self, name: str, offset: int, at: datetime = T0, partition: int = 0) -> Source:
@@ -227,10 +230,48 @@ def test_a_failure_in_the_gate_is_that_records_dead_letter(tmp_path: Path) -> No
     assert result.outputs[0].output.reason == "processing_error"
 
 
-def test_tool_calls_write_no_state(h: Harness) -> None:
-    result = h.run([(h.source("toolcalls_raw", 1), tool_call())])
-    assert kinds(result) == ["tool_result"] and result.writes == []
-    assert [j.step.outcome for j in result.judged] == ["tool_ok"]
+def test_a_tool_call_runs_once_and_its_replay_never_reads_the_workspace(
+    h: Harness, tmp_path: Path
+) -> None:
+    """The ToolResult (its CSV snapshot) is kept in state: a replay re-sends that very record
+    though the CSV changed since, a repeat of the call id is dropped, and once the group has
+    committed past the call the kept record goes (the call id stays, against repeats)."""
+    csv = tmp_path / "ws-3" / "reports" / "sales.csv"
+    csv.parent.mkdir(parents=True)
+    csv.write_text(SALES_CSV)
+    call = (h.source("toolcalls_raw", 1), tool_call(csv_chart_arguments()))
+    first = h.run([call])
+    assert kinds(first) == ["tool_result"] and [w.key for w in first.writes] == [tool_key("call-1")]
+    sent = record_json(first.outputs[0].output)
+    csv.write_text("month,sales,cost\nJan,99,1\n")  # changed after the call
+    replay = h.run([call])  # the crash fell after the state write, before the commit
+    assert replay.replayed == 1 and [record_json(d.output) for d in replay.outputs] == [sent]
+    assert [j.step.outcome for j in replay.judged] == ["tool_ok"]
+    repeat = h.run([(h.source("toolcalls_raw", 2), tool_call(csv_chart_arguments()))])
+    assert repeat.outputs == [] and repeat.writes == []
+    assert [j.step.outcome for j in repeat.judged] == ["duplicate_dropped"]
+    h.committed = 2  # committed past the call: its result goes, its id stays
+    later = h.run([(h.source("toolcalls_raw", 3), tool_call(call_id="call-2"))])
+    assert sorted(w.key for w in later.writes) == [tool_key("call-1"), tool_key("call-2")]
+    kept = TurnState.decode(h.stored[tool_key("call-1")])
+    assert (kept.status, kept.outcome, kept.result) == ("finished", "tool_ok", None)
+    again = h.run([(h.source("toolcalls_raw", 4), tool_call(csv_chart_arguments()))])
+    assert again.outputs == [] and [j.step.outcome for j in again.judged] == ["duplicate_dropped"]
+
+
+def test_a_tool_error_is_kept_and_replayed_the_same_and_a_dead_letter_writes_nothing(
+    h: Harness,
+) -> None:
+    bad = (h.source("toolcalls_raw", 1), tool_call({"version": 2}))
+    first = h.run([bad])
+    assert kinds(first) == ["tool_error"] and len(first.writes) == 1
+    replay = h.run([bad])
+    assert [record_json(d.output) for d in replay.outputs] == [
+        record_json(d.output) for d in first.outputs
+    ]
+    assert [j.step.outcome for j in replay.judged] == ["tool_error"]
+    broken = h.run([(h.source("toolcalls_raw", 2), b"{not json")])
+    assert kinds(broken) == ["dead_letter"] and broken.writes == []
 
 
 def test_the_index_is_rebuilt_from_the_store(h: Harness) -> None:
