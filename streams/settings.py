@@ -258,12 +258,19 @@ def _config_sources(path: Path | None) -> tuple[PydanticBaseSettingsSource, ...]
         return ()
     if not path.is_file():
         raise FileNotFoundError(f"config file {path} does not exist or is not a file")
+    import yaml
+
     suffix = path.suffix.lower()
-    if suffix in (".yaml", ".yml"):
-        return (YamlConfigSettingsSource(Settings, yaml_file=path),)
-    if suffix == ".toml":
+    kind = "YAML" if suffix in (".yaml", ".yml") else "TOML" if suffix == ".toml" else None
+    if kind is None:
+        raise ValueError(f"config file {path}: use a .toml, .yaml or .yml file")
+    try:
+        if kind == "YAML":
+            return (YamlConfigSettingsSource(Settings, yaml_file=path),)
         return (TomlConfigSettingsSource(Settings, toml_file=path),)
-    raise ValueError(f"config file {path}: use a .toml, .yaml or .yml file")
+    except (ValueError, yaml.YAMLError) as exc:  # the parser's words, on one line
+        problem = " ".join(str(exc).split())
+        raise ValueError(f"config file {path} is not valid {kind}: {problem}") from None
 
 
 _config_file: ContextVar[Path | None] = ContextVar("replygate_config_file", default=None)

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from schemas.contract import ReplyContract
@@ -50,10 +51,21 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--config", type=Path, help="a TOML or YAML settings file")
 
 
+def is_webhook_url(url: str) -> bool:
+    """An absolute http(s) URL with a host and a valid port, as an HTTP client takes it (RFC 3986
+    hosts: `bot_internal` as a compose service name is one)."""
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return False
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  # raises ValueError for a port out of range or not a number
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
 def argument_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with the arguments, in one line; None when nothing is."""
-    from schemas.uris import is_http_url
-
     if not PLATFORM.match(args.platform):
         return (
             f"PLATFORM {args.platform[:80]!r} is not a platform name "
@@ -61,9 +73,9 @@ def argument_problem(args: argparse.Namespace) -> str | None:
         )
     if args.group is not None and not 0 < len(args.group) <= MAX_GROUP_CHARS:
         return f"--group must be 1 to {MAX_GROUP_CHARS} characters"
-    if args.webhook is not None and not is_http_url(args.webhook):
+    if args.webhook is not None and not is_webhook_url(args.webhook):
         # not echoed: a webhook URL may carry credentials
-        return "--webhook is not an absolute http:// or https:// URL with a host"
+        return "--webhook is not an absolute http:// or https:// URL with a host and a valid port"
     if args.state is not None and args.state.is_dir():
         return f"--state {args.state} is a directory; name a file"
     if args.state is not None and not args.state.parent.is_dir():
@@ -104,6 +116,9 @@ def run_deliveries(args: argparse.Namespace, stdout: IO[bytes]) -> int:
         level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s"
     )
     logging.getLogger("aiokafka").setLevel(logging.WARNING)
+    # httpx logs every request's URL at INFO, and a webhook URL may carry credentials
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.WARNING)
     try:
         return asyncio.run(_read(args, settings, contracts, seen, stdout))
     finally:

@@ -104,6 +104,12 @@ def _open(path: Path) -> sqlite3.Connection:
                 f"state file {path} has schema version {version}; this replygate knows "
                 f"{SCHEMA_VERSION}"
             )
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if version == 0 and tables - {"seen"}:  # another application's database: not ours to change
+            raise StateFileError(
+                f"state file {path} is another application's SQLite database "
+                f"({len(tables)} tables); name a new file"
+            )
         db.execute("PRAGMA journal_mode=WAL")
         # FULL: a commit is on disk before the hand-off is taken as done (power loss included).
         db.execute("PRAGMA synchronous=FULL")

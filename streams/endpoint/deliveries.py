@@ -40,6 +40,8 @@ from streams.ops import failpoints
 from streams.settings import Settings
 
 log = logging.getLogger("replygate.deliveries")
+# Between two tries to reach the broker, within `endpoint.connect_timeout_seconds`.
+RETRY_SECONDS: Final = 0.5
 
 LOGGED_ISSUES: Final = 5
 LOGGED_CHARS: Final = 300
@@ -191,25 +193,33 @@ class Endpoint:
         from aiokafka.errors import KafkaError
 
         options = self.consumer_options()
-        consumer = AIOKafkaConsumer(self.topic, **options)
         bound = self.settings.endpoint.connect_timeout_seconds
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + bound
         client_log = logging.getLogger("aiokafka")
         level = client_log.level
         # aiokafka logs each failed try at ERROR; the one message below says it all.
         client_log.setLevel(logging.CRITICAL)
         try:
-            await asyncio.wait_for(consumer.start(), bound)
-        except (KafkaError, OSError, TimeoutError) as exc:
-            await consumer.stop()
-            why = "no answer" if isinstance(exc, TimeoutError) else type(exc).__name__
-            raise CannotConnect(
-                f"cannot connect to the broker at {self.settings.kafka_bootstrap_servers} as "
-                f"consumer group {self.group!r} (client {options['client_id']!r}) within "
-                f"{bound:g} s: {why}"
-            ) from exc
+            while True:  # a refused connection is tried again until the bound: a broker that
+                # starts a moment after its endpoint (compose, Kubernetes) is no failure
+                consumer = AIOKafkaConsumer(self.topic, **options)
+                try:
+                    await asyncio.wait_for(consumer.start(), max(deadline - loop.time(), 0.1))
+                    return consumer
+                except (KafkaError, OSError, TimeoutError) as exc:
+                    await consumer.stop()
+                    if isinstance(exc, TimeoutError) or loop.time() + RETRY_SECONDS >= deadline:
+                        why = "no answer" if isinstance(exc, TimeoutError) else type(exc).__name__
+                        raise CannotConnect(
+                            f"cannot connect to the broker at "
+                            f"{self.settings.kafka_bootstrap_servers} as consumer group "
+                            f"{self.group!r} (client {options['client_id']!r}) within "
+                            f"{bound:g} s: {why}"
+                        ) from exc
+                await asyncio.sleep(RETRY_SECONDS)
         finally:
             client_log.setLevel(level)
-        return consumer
 
     async def run(self) -> Counts:
         """Read until `stop` is set; every batch's offsets committed after its hand-offs."""

@@ -6,6 +6,7 @@ import logging
 import sqlite3
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from replygate_dev.demo import SAMPLES_DIR, free_port
 
 from schemas.delivered import check_delivery, message_issues
 from schemas.registry import BUILTIN_CONTRACTS
+from streams.cli.deliveries import is_webhook_url
 from streams.cli.main import main
 from streams.endpoint.dedup import PRUNE_BATCH, SeenIds, StateFileError
 from streams.endpoint.deliveries import Endpoint, default_group, judge
@@ -248,6 +250,9 @@ def test_the_default_group_names_the_platform() -> None:
         (["Bad!"], "PLATFORM"),
         (["im", "--webhook", "ftp://example.com/hook"], "--webhook"),
         (["im", "--webhook", "not a url"], "--webhook"),
+        (["im", "--webhook", "http://127.0.0.1:99999/hook"], "valid port"),
+        (["im", "--config", "{tmp}/broken.toml"], "broken.toml is not valid TOML"),
+        (["im", "--config", "{tmp}/broken.yaml"], "broken.yaml is not valid YAML"),
         (["im", "--group", ""], "--group"),
         (["im", "--state", "{tmp}"], "is a directory"),
         (["im", "--state", "{tmp}/missing/seen.sqlite"], "does not exist"),
@@ -261,6 +266,8 @@ def test_bad_arguments_exit_2_with_one_line(
 ) -> None:
     (tmp_path / "junk").write_bytes(b"junk" * 1000)
     (tmp_path / "bad.toml").write_text("[endpoint]\nhorizon_seconds = 0\n")
+    (tmp_path / "broken.toml").write_text("a = [\n")
+    (tmp_path / "broken.yaml").write_text("a: [\n")
     argv = [arg.replace("{tmp}", str(tmp_path)) for arg in args]
     code = main(
         ["deliveries", *argv, *([] if "--state" in argv else ["--state", str(tmp_path / "s")])]
@@ -268,6 +275,35 @@ def test_bad_arguments_exit_2_with_one_line(
     err = capsys.readouterr().err
     assert code == 2
     assert err.count("\n") == 1 and says in err, err
+
+
+@pytest.mark.parametrize(
+    ("url", "taken"),
+    [
+        ("http://bot_internal:8080/hook", True),  # a compose service name (RFC 3986 allows _)
+        ("https://hooks.example.com/x?token=abc", True),
+        ("http://[::1]:8080/hook", True),
+        ("http://127.0.0.1:99999/hook", False),  # no such port: httpx would fail at the first post
+        ("http://127.0.0.1:port/hook", False),
+        ("http:///hook", False),
+        ("http://host/a b", False),
+    ],
+)
+def test_webhook_urls_are_judged_as_an_http_client_takes_them(url: str, taken: bool) -> None:
+    assert is_webhook_url(url) is taken
+
+
+def test_another_applications_sqlite_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "app.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE users (name TEXT)")
+    db.close()
+    with pytest.raises(StateFileError, match="another application's SQLite database"):
+        SeenIds(path, 3600)
+    db = sqlite3.connect(path)
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert tables == {"users"} and db.execute("PRAGMA user_version").fetchone()[0] == 0
+    db.close()
 
 
 def test_a_missing_platform_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -279,6 +315,7 @@ def test_a_missing_platform_is_a_usage_error(capsys: pytest.CaptureFixture[str])
 
 def test_an_unreachable_broker_exits_1_naming_the_broker_and_the_group(tmp_path: Path) -> None:
     broker = f"127.0.0.1:{free_port()}"
+    started = time.monotonic()
     done = subprocess.run(
         [
             sys.executable,
@@ -304,6 +341,8 @@ def test_an_unreachable_broker_exits_1_naming_the_broker_and_the_group(tmp_path:
     err = done.stderr.decode()
     assert done.returncode == 1, err
     assert done.stdout == b""
+    # a refused connection is tried again until the bound (a broker starting a moment late)
+    assert time.monotonic() - started >= 4.5, err
     assert broker in err and "'g-endpoint'" in err and "client 'g-endpoint@" in err
     assert err.count("\n") == 1, err
 

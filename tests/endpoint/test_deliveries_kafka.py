@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.endpoint.test_deliveries_webhook import Receiver
 from tests.support.crash_harness import CrashRun, expected
-from tests.support.deliveries import Reader, delivery, invalid_delivery
+from tests.support.deliveries import SECRET, Reader, delivery, invalid_delivery
 from tests.support.kafka import Deployment, produce
 
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(120)]
@@ -129,3 +132,31 @@ def test_every_turn_reaches_stdout_once_across_a_worker_kill_and_a_reader_kill(
     assert second.end() == 0, second.stderr()
     assert len(first.lines) == 40
     assert sorted(first.ids() + second.ids()) == turns  # every turn, each exactly once
+
+
+def test_a_webhook_url_with_a_credential_never_reaches_the_log(tmp_path: Path) -> None:
+    """httpx logs each request's URL at INFO; the reader keeps it quiet (the URL may carry a
+    token, which the reader never prints either)."""
+    deployment, topic = one_partition()
+    receiver = Receiver()
+    serving = threading.Thread(target=receiver.serve_forever, daemon=True)
+    serving.start()
+    try:
+        asyncio.run(produce(topic, [("c-1", delivery("t-hook"))]))
+        url = f"{receiver.url}?token={SECRET}"
+        reader = Reader(deployment, tmp_path, "hook.log", GROUP, args=["--webhook", url])
+        deadline = time.monotonic() + 60
+        while not any(status == 204 for _k, status, _b in receiver.tries):
+            assert reader.proc.poll() is None and time.monotonic() < deadline, reader.stderr()
+            time.sleep(0.1)
+        assert reader.end() == 0, reader.stderr()
+    finally:
+        receiver.shutdown()
+        receiver.server_close()
+    assert [(k, s) for k, s, _b in receiver.tries] == [
+        ("t-hook", 503),
+        ("t-hook", 500),
+        ("t-hook", 204),
+    ]
+    log = reader.stderr()
+    assert "handed on 1" in log and SECRET not in log and "token=" not in log, log

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,7 @@ class Reader:
         log: str,
         group: str,
         from_beginning: bool = True,
+        args: Sequence[str] = (),
         **env: str,
     ) -> None:
         self.deployment, self.group = deployment, group
@@ -73,7 +75,7 @@ class Reader:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "streams.cli", "deliveries", "im",
                  *(["--from-beginning"] if from_beginning else []),
-                 "--group", group, "--state", str(tmp / f"{group}.sqlite")],
+                 "--group", group, "--state", str(tmp / f"{group}.sqlite"), *args],
                 cwd=REPO,
                 env=deployment.worker_env(tmp, **env),
                 stdout=subprocess.PIPE,
