@@ -6,7 +6,6 @@ import logging
 import sqlite3
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -101,17 +100,25 @@ def test_ids_past_the_horizon_are_pruned_oldest_first_and_bounded(tmp_path: Path
         assert new  # forgotten: past the horizon a repeat is handed on again
 
 
-def test_a_state_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
+def test_a_state_file_that_is_not_a_replygate_database_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "seen.sqlite"
     path.write_bytes(b"not sqlite at all" * 100)
     with pytest.raises(StateFileError, match=str(path)):
         SeenIds(path, 3600)
-    other = tmp_path / "other.sqlite"
-    db = sqlite3.connect(other)
-    db.execute("PRAGMA user_version=99")
-    db.close()
-    with pytest.raises(StateFileError, match="schema version 99"):
-        SeenIds(other, 3600)
+    for setup, says in (
+        ("PRAGMA user_version=99", "schema version 99"),
+        ("CREATE TABLE users (name TEXT)", "another application's SQLite database"),
+    ):
+        other = tmp_path / f"other-{len(says)}.sqlite"
+        db = sqlite3.connect(other)
+        db.execute(setup)
+        db.close()
+        with pytest.raises(StateFileError, match=says):
+            SeenIds(other, 3600)
+        db = sqlite3.connect(other)  # left as it was: no table of ours, no version set
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert "seen" not in tables
+        db.close()
 
 
 # ---- re-validation ---------------------------------------------------------------------------
@@ -293,19 +300,6 @@ def test_webhook_urls_are_judged_as_an_http_client_takes_them(url: str, taken: b
     assert is_webhook_url(url) is taken
 
 
-def test_another_applications_sqlite_file_is_refused_and_left_alone(tmp_path: Path) -> None:
-    path = tmp_path / "app.sqlite"
-    db = sqlite3.connect(path)
-    db.execute("CREATE TABLE users (name TEXT)")
-    db.close()
-    with pytest.raises(StateFileError, match="another application's SQLite database"):
-        SeenIds(path, 3600)
-    db = sqlite3.connect(path)
-    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert tables == {"users"} and db.execute("PRAGMA user_version").fetchone()[0] == 0
-    db.close()
-
-
 def test_a_missing_platform_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:
         main(["deliveries"])
@@ -315,7 +309,6 @@ def test_a_missing_platform_is_a_usage_error(capsys: pytest.CaptureFixture[str])
 
 def test_an_unreachable_broker_exits_1_naming_the_broker_and_the_group(tmp_path: Path) -> None:
     broker = f"127.0.0.1:{free_port()}"
-    started = time.monotonic()
     done = subprocess.run(
         [
             sys.executable,
@@ -341,8 +334,6 @@ def test_an_unreachable_broker_exits_1_naming_the_broker_and_the_group(tmp_path:
     err = done.stderr.decode()
     assert done.returncode == 1, err
     assert done.stdout == b""
-    # a refused connection is tried again until the bound (a broker starting a moment late)
-    assert time.monotonic() - started >= 4.5, err
     assert broker in err and "'g-endpoint'" in err and "client 'g-endpoint@" in err
     assert err.count("\n") == 1, err
 

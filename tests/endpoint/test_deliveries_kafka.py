@@ -9,7 +9,9 @@ restarts it and reads what it hands on. The last test reads the worker's crash h
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
+import socket
 import threading
 import time
 from pathlib import Path
@@ -20,7 +22,7 @@ import pytest
 from tests.endpoint.test_deliveries_webhook import Receiver
 from tests.support.crash_harness import CrashRun, expected
 from tests.support.deliveries import SECRET, Reader, delivery, invalid_delivery
-from tests.support.kafka import Deployment, produce
+from tests.support.kafka import Deployment, free_port, produce
 
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(120)]
 
@@ -145,10 +147,7 @@ def test_a_webhook_url_with_a_credential_never_reaches_the_log(tmp_path: Path) -
         asyncio.run(produce(topic, [("c-1", delivery("t-hook"))]))
         url = f"{receiver.url}?token={SECRET}"
         reader = Reader(deployment, tmp_path, "hook.log", GROUP, args=["--webhook", url])
-        deadline = time.monotonic() + 60
-        while not any(status == 204 for _k, status, _b in receiver.tries):
-            assert reader.proc.poll() is None and time.monotonic() < deadline, reader.stderr()
-            time.sleep(0.1)
+        reader.wait_for(lambda: any(status == 204 for _k, status, _b in receiver.tries))
         assert reader.end() == 0, reader.stderr()
     finally:
         receiver.shutdown()
@@ -160,3 +159,51 @@ def test_a_webhook_url_with_a_credential_never_reaches_the_log(tmp_path: Path) -
     ]
     log = reader.stderr()
     assert "handed on 1" in log and SECRET not in log and "token=" not in log, log
+
+
+def _late_proxy(port: int, target: tuple[str, int], after: threading.Event) -> None:
+    """A TCP proxy to the broker on `port` that starts listening only once `after` is set: until
+    then a connection there is refused, as a broker that is still starting refuses it."""
+    after.wait()
+    with socket.create_server(("127.0.0.1", port)) as server:
+        while True:
+            client, _ = server.accept()
+            upstream = socket.create_connection(target)
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=_pump, args=(a, b), daemon=True).start()
+
+
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        while data := source.recv(65536):
+            sink.sendall(data)
+    with contextlib.suppress(OSError):
+        sink.shutdown(socket.SHUT_WR)
+
+
+def test_a_broker_that_comes_up_after_its_reader_is_reached_within_the_bound(
+    tmp_path: Path,
+) -> None:
+    """The reader's first tries are refused (nothing listens yet); it keeps trying within
+    `endpoint.connect_timeout_seconds` and reads once the broker answers."""
+    deployment, topic = one_partition()
+    asyncio.run(produce(topic, [("c-1", delivery("t-late"))]))
+    host, port = deployment.bootstrap_servers.split(",")[0].rsplit(":", 1)
+    late = free_port()
+    opened = threading.Event()
+    threading.Thread(
+        target=_late_proxy, args=(late, (host, int(port)), opened), daemon=True
+    ).start()
+    reader = Reader(
+        deployment,
+        tmp_path,
+        "late.log",
+        GROUP,
+        REPLYGATE_KAFKA_BOOTSTRAP_SERVERS=f"127.0.0.1:{late}",
+        REPLYGATE_ENDPOINT__CONNECT_TIMEOUT_SECONDS="60",
+    )
+    time.sleep(2)  # its first tries are refused (a reader that gave up at once exited by now)
+    opened.set()
+    reader.wait_for_lines(1)
+    assert reader.end() == 0, reader.stderr()
+    assert reader.ids() == ["t-late"]

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +94,12 @@ class Reader:
         return [line["delivery_id"] for line in self.lines]
 
     def wait_for_lines(self, count: int) -> None:
+        self.wait_for(lambda: len(self.lines) >= count)
+
+    def wait_for(self, done: Callable[[], bool]) -> None:
+        """Until `done()`, or the reader stops."""
         deadline = time.monotonic() + WAIT_SECONDS
-        while len(self.lines) < count and self.proc.poll() is None:
+        while not done() and self.proc.poll() is None:
             self._give_up_after(deadline)
             time.sleep(0.05)
 
