@@ -108,13 +108,13 @@ def message_issues(contract: ReplyContract, message: Any) -> tuple[Issue, ...]:
 
 def progress_issues(message: Any) -> tuple[Issue, ...]:
     """A progress summary's message is `{"text": ...}`, under the gate's progress rule."""
-    issues = text_issues(message, "progress")
+    issues = text_issues(message, "progress", needs_text=False)  # the progress rule says why
     if issues:
         return issues
     return tuple(progress_text_issues(message.get("text"), "message.text"))
 
 
-def text_issues(message: Any, what: str) -> tuple[Issue, ...]:
+def text_issues(message: Any, what: str, needs_text: bool) -> tuple[Issue, ...]:
     """Why `message` is not `{"text": "..."}`: a progress summary, or the host's failure notice
     for a caller-owned contract (whose schema cannot describe it)."""
     if not isinstance(message, dict):
@@ -125,7 +125,7 @@ def text_issues(message: Any, what: str) -> tuple[Issue, ...]:
     text = message.get("text")
     if text is not None and not isinstance(text, str):
         return (Issue("message.text", "wrong_type", "must be a string"),)
-    if what != "progress" and not text:
+    if needs_text and not text:
         return (Issue("message.text", "too_short", f"{what} needs text"),)
     return ()
 
@@ -175,7 +175,7 @@ def check_delivery(
     if delivery.kind == "progress":
         issues = progress_issues(delivery.message)
     elif delivery.kind == "failure_notice" and contract.name not in OBJECT_MESSAGES:
-        issues = text_issues(delivery.message, "the host's notice")
+        issues = text_issues(delivery.message, "the host's notice", needs_text=True)
     else:
         issues = message_issues(contract, delivery.message)
     return Checked(None if issues else delivery, issues)

@@ -228,8 +228,9 @@ class TurnBatch:
             # by the wall clock: a consumer behind by more than the deadline still gives the
             # corrector its whole window; a replay finds its own write and asks as it first did
             stored = self._stored(source.partition, turn_id.encode())
-            if stored is not None and stored.source == source_id(source) and stored.pending:
-                return parse_iso(stored.pending.requested_at)
+            pending = stored.pending if stored is not None else None
+            if pending is not None and stored is not None and stored.source == source_id(source):
+                return parse_iso(pending.requested_at)
             return self._wall
 
         decision = self.gate.process_reply(
@@ -300,7 +301,9 @@ class TurnBatch:
     def _tool_call(self, source: Source, raw: bytes, now: datetime) -> None:
         """A call runs once (its CSVs are read once): its ToolResult is kept in state, so a
         replay re-sends that very record, and a repeat of its `call_id` is dropped."""
-        call_id = call_id_of(raw)
+        # an oversized record is the gate's dead letter, not decoded here first
+        small = len(raw) <= self.gate.settings.max_record_bytes
+        call_id = call_id_of(raw) if small else None
         key = tool_key(call_id) if call_id is not None else None
         stored = self._stored(source.partition, key) if key is not None else None
         if stored is not None:
