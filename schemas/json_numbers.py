@@ -67,15 +67,24 @@ def wide_integer(text: str | bytes) -> Issue | None:
         literal = match.group(1)
         if literal is None:
             continue
-        digits = len(literal.lstrip("-").lstrip("0"))
-        if digits > 20 or not INT_MIN <= int(literal) <= INT_MAX:
+        digits = _wide_digits(literal)
+        if digits is not None:
             return Issue(
                 "$",
                 "integer_out_of_range",
-                f"the integer at character {match.start(1)} has {digits} digits, beyond the "
-                "64-bit range it could be carried in exactly; send it as a string",
+                f"the integer at character {match.start(1)} has {digits} digits, {_BEYOND}",
             )
     return None
+
+
+_BEYOND: Final = "beyond the 64-bit range it could be carried in exactly; send it as a string"
+
+
+def _wide_digits(literal: str) -> int | None:
+    """The digits of an integer literal outside [-2**63, 2**64), None when it fits (int() is
+    not tried on more than 20 digits: such a literal is out of range whatever they are)."""
+    digits = len(literal.lstrip("-").lstrip("0"))
+    return digits if digits > 20 or not INT_MIN <= int(literal) <= INT_MAX else None
 
 
 # ---- numbers no 64-bit value holds, inside a reply or a tool call's arguments ----------------
@@ -101,10 +110,7 @@ class WideNumber:
 
 
 def _integer(literal: str) -> int | WideNumber:
-    if len(literal.lstrip("-")) > 20:  # beyond 2**64 whatever the digits; int() not tried
-        return WideNumber(literal, True)
-    value = int(literal)
-    return value if INT_MIN <= value <= INT_MAX else WideNumber(literal, True)
+    return int(literal) if _wide_digits(literal) is None else WideNumber(literal, True)
 
 
 def _float(literal: str) -> float | WideNumber:
@@ -159,11 +165,6 @@ def wide_number_issues(value: Any, base: str = "$", limit: int = 100) -> list[Is
 
 def _wide_issue(path: str, number: WideNumber) -> Issue:
     if number.integer:
-        digits = len(number.literal.lstrip("-").lstrip("0"))
-        return Issue(
-            path,
-            "integer_out_of_range",
-            f"has {digits} digits, beyond the 64-bit range it could be carried in exactly; "
-            "send it as a string",
-        )
+        digits = _wide_digits(number.literal)
+        return Issue(path, "integer_out_of_range", f"has {digits} digits, {_BEYOND}")
     return Issue(path, "not_finite", "is too large to be a finite number")

@@ -18,7 +18,6 @@ log = logging.getLogger("replygate.metrics")
 
 # Outcomes that are turn states but not metric outcomes.
 _NOT_OUTCOMES = {"correction_requested", "ignored"}
-_TOOL_OUTCOMES = {"tool_result": "tool_ok", "tool_error": "tool_error"}
 
 
 class WorkerMetrics:
@@ -79,9 +78,8 @@ class WorkerMetrics:
     def _judged(self, tally: Counter[tuple[str, ...]], roundtrips: list[float], j: Judged) -> None:
         """A judged record's outcome (a tool call's, or its turn's) and validation errors."""
         decision = j.decision
-        if j.topic == self.toolcalls and decision is not None:
-            outcome = _TOOL_OUTCOMES.get(decision.action, "dead_letter")
-            tally["outcome", "kandev.rich_output.v1", "other", outcome] += 1
+        if j.topic == self.toolcalls:  # the step says it: tool_ok, tool_error, a repeat, ...
+            tally["outcome", "kandev.rich_output.v1", "other", j.step.outcome] += 1
         elif j.step.outcome not in _NOT_OUTCOMES:
             turn = decision.turn if decision is not None else None
             turn = turn or (j.step.emit[0].turn if j.step.emit else None)
