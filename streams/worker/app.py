@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sys
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -59,7 +58,8 @@ def start_shutdown_watchdog(seconds: float) -> threading.Timer:
 def refuse_start(reason: str) -> NoReturn:
     """Exit 2 at start, with one line: the deployment is set up wrong, and a restart would
     not help (unlike `fail_stop`'s exit 1)."""
-    print(f"replygate worker: error: {reason}", file=sys.stderr, flush=True)
+    # fd 2 itself: Faust's worker has put a logger in place of sys.stderr
+    os.write(2, f"replygate worker: error: {reason}\n".encode())
     logging.shutdown()
     os._exit(2)
 

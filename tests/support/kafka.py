@@ -301,3 +301,41 @@ def metric(port: int, name: str, **labels: str) -> float:
             if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
                 total += sample.value
     return total
+
+
+async def collect_messages(
+    topics: Iterable[str], until: Any, timeout: float = 60.0, settle: float = 0.0
+) -> list[Any]:
+    """`collect`, keeping whole consumer records (topic, partition, key, value, headers)."""
+    consumer = AIOKafkaConsumer(
+        *topics,
+        bootstrap_servers=bootstrap(),
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        group_id=None,
+        metadata_max_age_ms=1000,
+    )
+    await consumer.start()
+    records: list[Any] = []
+    deadline = time.monotonic() + timeout
+    settled_at: float | None = None
+    try:
+        while time.monotonic() < deadline:
+            batch = await consumer.getmany(timeout_ms=250)
+            for messages in batch.values():
+                records.extend(messages)
+            if settled_at is None and until(records):
+                settled_at = time.monotonic() + settle
+            if settled_at is not None and time.monotonic() >= settled_at:
+                break
+    finally:
+        await consumer.stop()
+    return records
+
+
+def worker_exit(proc: subprocess.Popen[bytes], timeout: float = 90.0) -> int | None:
+    """The exit status of a worker expected to stop by itself (None: still running)."""
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        return None
