@@ -4,7 +4,7 @@ A turn's state lives on one partition number: its reply, its cancel, its correct
 deadline event and its changelog record all use that number. Topics with different counts put
 one conversation on different numbers (a cancel misses its turn), so a worker refuses to start
 on them, and `replygate topics` never changes a count: raising it moves conversations between
-partitions, which is only safe once no turn is pending (docs/operations.md, Changing the
+partitions, which is only safe once no turn is pending (docs/producers.md, Changing the
 partition count).
 """
 
@@ -18,7 +18,7 @@ from streams.broker.topology import Topology
 DRAIN_HINT: Final = (
     "a partition count is changed only by the drain procedure: stop the producers, let the "
     "workers finish every pending turn, raise every topic together, restart "
-    "(docs/operations.md, Changing the partition count)"
+    "(docs/producers.md, Changing the partition count)"
 )
 
 
