@@ -9,7 +9,7 @@ with one partitioner for every input topic, and may carry a W3C `traceparent`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Iterable, Mapping
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Final, Self
@@ -27,6 +27,18 @@ from streams.settings import Settings
 
 InputRecord = RawReply | RawChunk | ToolCall | TurnControl
 RICH_OUTPUT_TOOL: Final = "show_rich_output_kandev"
+
+
+def input_record(value: Mapping[str, Any]) -> InputRecord:
+    """A record given as a JSON object, checked against its closed model (pydantic's
+    ValidationError): a tool call has `call_id`, a cancel `action`, a chunk `chunk`."""
+    if "call_id" in value:
+        return ToolCall.model_validate(value)
+    if "action" in value:
+        return TurnControl.model_validate(value)
+    if "chunk" in value:
+        return RawChunk.model_validate(value)
+    return RawReply.model_validate(value)
 
 
 def record_bytes(record: InputRecord) -> bytes:
@@ -100,15 +112,22 @@ class AgentClient:
             return self.topology.control.name
         return self.topology.replies.name
 
+    async def submit(
+        self, record: InputRecord, *, traceparent: str | None = None, tracestate: str | None = None
+    ) -> Awaitable[RecordMetadata]:
+        """Enqueue one record, keyed as replygate requires; returns its acknowledgement to
+        await, so that many records can be in flight at once."""
+        headers = list(trace_headers(traceparent, tracestate)) or None
+        future: Awaitable[RecordMetadata] = await self.producer.send(
+            self.topic_of(record), record_bytes(record), key=record_key(record), headers=headers
+        )
+        return future
+
     async def send(
         self, record: InputRecord, *, traceparent: str | None = None, tracestate: str | None = None
     ) -> RecordMetadata:
-        """Send one record to its topic, keyed as replygate requires; wait for the broker."""
-        headers = list(trace_headers(traceparent, tracestate)) or None
-        result: RecordMetadata = await self.producer.send_and_wait(
-            self.topic_of(record), record_bytes(record), key=record_key(record), headers=headers
-        )
-        return result
+        """Send one record to its topic and wait for the broker's acknowledgement."""
+        return await (await self.submit(record, traceparent=traceparent, tracestate=tracestate))
 
     async def reply(
         self,
