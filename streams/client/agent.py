@@ -82,19 +82,33 @@ class AgentClient:
     def __init__(self, settings: Settings, **producer_options: Any) -> None:
         self.settings = settings
         self.topology = Topology.of(settings)
-        self.producer = AIOKafkaProducer(
+        self.options: dict[str, Any] = {
             **aiokafka_options(settings),
-            acks="all",
-            enable_idempotence=True,
-            linger_ms=5,
+            "linger_ms": 5,
             **producer_options,
-        )
+            # what makes a retried send not a second record: never overridden
+            "acks": "all",
+            "enable_idempotence": True,
+        }
+        self._producer: AIOKafkaProducer | None = None
+
+    @property
+    def producer(self) -> AIOKafkaProducer:
+        """The started producer (aiokafka's: it belongs to the running event loop)."""
+        if self._producer is None:
+            raise RuntimeError("AgentClient is not started: use `async with AgentClient(...)`")
+        return self._producer
 
     async def start(self) -> None:
-        await self.producer.start()
+        if self._producer is None:
+            producer = AIOKafkaProducer(**self.options)
+            await producer.start()
+            self._producer = producer
 
     async def stop(self) -> None:
-        await self.producer.stop()
+        if self._producer is not None:
+            producer, self._producer = self._producer, None
+            await producer.stop()
 
     async def __aenter__(self) -> Self:
         await self.start()

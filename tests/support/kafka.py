@@ -146,6 +146,31 @@ async def produce(
         await producer.stop()
 
 
+async def publish(
+    settings: Any, topic: str, records: Iterable[tuple[str | None, Any]]
+) -> list[Any]:
+    """Input records as an agent service sends them: through `AgentClient`, which keys each one
+    by its own id and picks its topic (both checked against the pair given here). A bytes value
+    (a hostile record that no client would send) goes as it is, with the given key, to `topic`.
+    Returns each record's metadata (topic, partition, offset), in order."""
+    from streams.client import AgentClient, input_record, record_key
+
+    sent: list[Any] = []
+    async with AgentClient(settings) as agent:
+        for key, value in records:
+            if isinstance(value, bytes):
+                future = await agent.producer.send(
+                    topic, value, key=key.encode() if key is not None else None
+                )
+            else:
+                record = input_record(value)
+                assert agent.topic_of(record) == topic, (topic, value)
+                assert key is not None and record_key(record) == key.encode(), (key, value)
+                future = await agent.submit(record)
+            sent.append(future)
+        return list(await asyncio.gather(*sent))
+
+
 async def collect(
     topics: Iterable[str],
     until: Any,
