@@ -23,7 +23,7 @@ from streams.broker.options import aiokafka_options
 from streams.broker.topology import Topology
 from streams.core.pipeline import iso
 from streams.core.trace import TRACEPARENT, TRACESTATE, Trace, trace_of
-from streams.settings import Settings
+from streams.settings import Settings, load_settings
 
 InputRecord = RawReply | RawChunk | ToolCall | TurnControl
 RICH_OUTPUT_TOOL: Final = "show_rich_output_kandev"
@@ -75,11 +75,13 @@ def _now() -> str:
 class AgentClient:
     """Publish an agent's records to replygate's input topics (`async with AgentClient(...)`).
 
-    `settings` names the broker, its security and the topic names, as the worker reads them
-    (`streams.settings.load_settings()`); `producer_options` go to `AIOKafkaProducer`.
+    `settings` names the broker, its security and the topic names; by default they are read as
+    the worker reads them (`streams.settings.load_settings()`: the config file, `REPLYGATE_*`).
+    `producer_options` go to `AIOKafkaProducer`.
     """
 
-    def __init__(self, settings: Settings, **producer_options: Any) -> None:
+    def __init__(self, settings: Settings | None = None, **producer_options: Any) -> None:
+        settings = settings if settings is not None else load_settings()
         self.settings = settings
         self.topology = Topology.of(settings)
         self.options: dict[str, Any] = {
