@@ -395,6 +395,11 @@ ISSUE_CODES: Final = _table(
        "A reply older than the state horizon, for a turn the gate no longer remembers.",
        "produced_at",
        "the reply is older than the state horizon: its turn may already be finished"),
+    _c("wrong_key", RECORD,
+       "An input record whose Kafka key is not the UTF-8 bytes of its `conversation_id` "
+       "(`task_id` for a tool call): no key, a JSON-quoted key or the turn id. It is never "
+       "judged, since it may sit on another partition than its turn.",
+       "(key)", "the record key must be the UTF-8 bytes of its conversation_id, exactly"),
 )
 
 
@@ -410,6 +415,9 @@ DEAD_LETTER_REASONS: Final = _table(
     _c("processing_error", RECORD, "The gate failed on the record; the worker carried on.",
        "", ""),
     _c("turn_expired", RECORD, "The reply is older than the state horizon.", "", ""),
+    _c("wrong_key", RECORD,
+       "The record's key is not its `conversation_id` (`task_id` on `toolcalls.raw`) as UTF-8 "
+       "bytes; its turn is not touched.", "", ""),
 )
 
 

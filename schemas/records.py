@@ -43,6 +43,7 @@ DeadReason = Literal[
     "record_too_large",
     "processing_error",
     "turn_expired",
+    "wrong_key",
 ]
 
 

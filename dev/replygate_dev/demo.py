@@ -27,11 +27,13 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 import orjson
+from pydantic import ValidationError
 
 import streams
 from replygate_dev.scripted_llm import Canned, ScriptedLLM
 from streams.broker.ready import KafkaNotReady, caught_up, describe, group_offsets, retry
 from streams.broker.topology import TopicsRefused, Topology
+from streams.client import AgentClient, InputRecord, input_record
 from streams.settings import SchemaContractEntry, Settings
 
 SAMPLES_DIR: Final = Path(__file__).resolve().parent / "samples"
@@ -60,13 +62,27 @@ _TOPICS_BY_ID: Final = {"replies_raw": "turn_id", "toolcalls_raw": "call_id"}
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    """One record to produce: its logical topic, key, bytes, how often, and when."""
+    """One record to produce: its logical topic, key, bytes, how often, and when.
+
+    `record` is the record as the agent-side client sends it; None for a sample that no
+    client would send (not JSON, not a valid envelope, a key of its own), sent as its bytes.
+    """
 
     topic: str
     key: bytes | None
     value: bytes
     times: int = 1
     after: str | None = None
+    record: InputRecord | None = None
+
+
+def _client_record(record: Any, meta: Mapping[str, Any]) -> InputRecord | None:
+    if not isinstance(record, dict) or "key" in meta:
+        return None
+    try:
+        return input_record(record)
+    except ValidationError:
+        return None
 
 
 @dataclass
@@ -108,7 +124,12 @@ def load_samples(lines: Iterable[bytes]) -> list[Sample]:
         else:
             record, value = None, str(entry["raw"]).encode()
         part = Part(
-            topic, _key_of(topic, record, meta), value, int(meta.get("times", 1)), meta.get("after")
+            topic,
+            _key_of(topic, record, meta),
+            value,
+            int(meta.get("times", 1)),
+            meta.get("after"),
+            _client_record(record, meta),
         )
         sample = samples.get(meta["id"])
         if sample is None:
@@ -644,7 +665,7 @@ class Demo:
     # -- the story
 
     async def main(self, progress: Any) -> None:
-        from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+        from aiokafka import AIOKafkaConsumer
         from aiokafka.admin import AIOKafkaAdminClient
 
         from streams.broker.options import aiokafka_options
@@ -663,7 +684,7 @@ class Demo:
             enable_auto_commit=False,
             metadata_max_age_ms=1000,
         )
-        producer = AIOKafkaProducer(**options, acks="all", linger_ms=5)
+        producer = AgentClient(self.settings)  # what an agent service uses
         admin = AIOKafkaAdminClient(**options)
         await consumer.start()
         await producer.start()
@@ -697,19 +718,19 @@ class Demo:
         env = worker_env(self.settings, self.root, self.llm.base_url, self.metrics_port)
         self.log_handle = self.log_path.open("wb")
         self.worker = start_worker(env, self.root, self.log_handle)
-        warmup = {"turn_id": f"warmup-{self.run}", "conversation_id": "warmup", "action": "cancel"}
-        await producer.send_and_wait(
-            self.topology.control.name, orjson.dumps(warmup), key=b"warmup"
-        )
+        await producer.cancel(f"warmup-{self.run}", "warmup")
         await self.wait_processed(admin, consumer, WORKER_START_SECONDS)
         self.figures.startup_seconds = time.perf_counter() - started
         progress.update(task, completed=1, description="worker ready")
 
     async def produce(self, producer: Any, sample: Sample, part: Part) -> None:
         for _ in range(part.times):
-            meta = await producer.send_and_wait(
-                self.topology.named(part.topic).name, part.value, key=part.key
-            )
+            if part.record is not None:
+                meta = await producer.send(part.record)
+            else:  # a hostile sample: its bytes as they are, on the client's own producer
+                meta = await producer.producer.send_and_wait(
+                    self.topology.named(part.topic).name, part.value, key=part.key
+                )
             self.tracker.produced(sample, part, meta.partition, meta.offset)
             self.produced += 1
 
@@ -748,24 +769,23 @@ class Demo:
     async def burst(self, producer: Any, admin: Any, consumer: Any, progress: Any) -> None:
         """Throughput: BURST valid replies at once, timed from first send to last delivery."""
         task = progress.add_task("burst deliveries", total=BURST)
-        topic = self.topology.replies.name
         text = orjson.dumps({"segments": [{"type": "text", "data": {"text": "Burst reply."}}]})
-        began = time.perf_counter()
-        futures = []
-        for i in range(BURST):
-            conversation = f"c-burst-{i % 64}"
-            record = {
-                "turn_id": f"burst-{i:05d}",
-                "conversation_id": conversation,
-                "platform": "im",
-                "contract": "im.segments.v1",
-                "attempt": 0,
-                "output": {"text": text.decode()},
-                "produced_at": "2026-11-30T12:00:00Z",
-            }
-            futures.append(
-                await producer.send(topic, orjson.dumps(record), key=conversation.encode())
+        records = [
+            input_record(
+                {
+                    "turn_id": f"burst-{i:05d}",
+                    "conversation_id": f"c-burst-{i % 64}",
+                    "platform": "im",
+                    "contract": "im.segments.v1",
+                    "attempt": 0,
+                    "output": {"text": text.decode()},
+                    "produced_at": "2026-11-30T12:00:00Z",
+                }
             )
+            for i in range(BURST)
+        ]
+        began = time.perf_counter()
+        futures = [await producer.submit(record) for record in records]
         await asyncio.gather(*futures)
         deadline = time.monotonic() + OUTCOMES_SECONDS
         while self.tracker.burst_delivered < BURST and time.monotonic() < deadline:

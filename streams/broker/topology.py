@@ -206,16 +206,31 @@ class TopicsRefused(Exception):
 async def create_topics(settings: Settings) -> list[str]:
     """Create the missing topics and wait for their leaders; return the names created.
 
-    An existing topic is left as it is, also one that another worker created a moment ago. On a
-    fresh broker the answers that mean "not yet" are retried within a bound (`KafkaNotReady`).
+    An existing topic is left as it is, also one that another worker created a moment ago; its
+    partition count is never changed: when the turn's topics differ from one another or from
+    `partitions`, nothing is created (`PartitionsDiffer`). On a fresh broker the answers that
+    mean "not yet" are retried within a bound (`KafkaNotReady`).
     """
     from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+    from streams.broker.partitions import (
+        PartitionsDiffer,
+        copartitioned,
+        mismatch,
+        partition_counts,
+    )
 
     admin = AIOKafkaAdminClient(**aiokafka_options(settings))
     await admin.start()
     try:
         existing = set(await retry(admin.list_topics, "the topic list"))
-        wanted = Topology.of(settings).for_creation()
+        topology = Topology.of(settings)
+        shared = [name for name in copartitioned(topology) if name in existing]
+        counts = await retry(lambda: partition_counts(admin, shared), "topic metadata")
+        problem = mismatch(counts, settings.partitions)
+        if problem is not None:
+            raise PartitionsDiffer(problem)
+        wanted = topology.for_creation()
         new = [
             NewTopic(
                 name,
@@ -245,8 +260,13 @@ def run_topics(settings: Settings) -> int:
     """`replygate topics`: 0 when every topic exists, 1 with one line saying why not."""
     from aiokafka.errors import KafkaError
 
+    from streams.broker.partitions import PartitionsDiffer
+
     try:
         created = asyncio.run(create_topics(settings))
+    except PartitionsDiffer as exc:
+        print(f"replygate topics: error: {exc}", file=sys.stderr)
+        return 1
     except (KafkaError, KafkaNotReady, TopicsRefused, OSError) as exc:
         print(
             f"replygate topics: cannot create the topics on {settings.kafka_bootstrap_servers}: "

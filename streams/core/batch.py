@@ -15,8 +15,9 @@ from datetime import UTC, datetime, timedelta
 import orjson
 
 from schemas.errors import Issue
-from schemas.records import Context, RawChunk, ToolResult, record_json
+from schemas.records import Context, CorrectionRequest, RawChunk, ToolResult, record_json
 from streams.core.chunks import ChunkBuffer, chunk_limit
+from streams.core.keys import CONVERSATION, TASK, key_issue
 from streams.core.outcomes import Outcome
 from streams.core.pipeline import Decision, Gate, Source, iso, parse_iso
 from streams.core.state import (
@@ -30,6 +31,7 @@ from streams.core.state import (
     with_stream,
     written,
 )
+from streams.core.trace import Trace
 from streams.core.turns import Step, on_cancel, on_chunk, on_deadline, on_reply
 from streams.settings import Settings
 
@@ -96,13 +98,34 @@ class Judged:
     decision: Decision | None
 
 
+@dataclass(frozen=True, slots=True)
+class Send:
+    """One output record as it goes out: the decision, the trace headers of the input that
+    caused it, and its partition (None: the producer's partitioner, by key)."""
+
+    decision: Decision
+    trace: Trace = ()
+    partition: int | None = None
+
+
+def send_of(decision: Decision, source: Source, trace: Trace) -> Send:
+    """A CorrectionRequest goes to its turn's partition number, so a corrector can answer on
+    the partition of the record it answers, whatever partitioner either side uses."""
+    to_turn = isinstance(decision.output, CorrectionRequest)
+    return Send(decision, trace, source.partition if to_turn else None)
+
+
 @dataclass
 class BatchResult:
-    outputs: list[Decision] = field(default_factory=list)
+    sends: list[Send] = field(default_factory=list)
     writes: list[Write] = field(default_factory=list)
     judged: list[Judged] = field(default_factory=list)
     replayed: int = 0
     expired: int = 0
+
+    @property
+    def outputs(self) -> list[Decision]:
+        return [send.decision for send in self.sends]
 
 
 @dataclass
@@ -127,6 +150,12 @@ class TurnBatch:
             settings.topic("toolcalls_raw"): self._tool_call,
             deadline_topic(settings): self._deadline,
         }
+        # the field whose UTF-8 bytes key each input topic (`streams.core.keys`)
+        self.key_fields: dict[str, str] = {
+            settings.topic("replies_raw"): CONVERSATION,
+            settings.topic("turns_control"): CONVERSATION,
+            settings.topic("toolcalls_raw"): TASK,
+        }
 
     def run(self, records: Sequence[tuple[Source, bytes]], wall: datetime) -> BatchResult:
         """Judge the records in order; a failure in the gate is that record's dead letter."""
@@ -137,16 +166,30 @@ class TurnBatch:
             now = source.timestamp or wall
             self._expire(source.partition, now)
             try:
-                self.handlers[source.topic](source, raw, now)
+                if not self._wrong_key(source, raw):
+                    self.handlers[source.topic](source, raw, now)
             except Exception as exc:
                 # the type only: an exception's text could quote the record
                 log.error("record %s failed: %s", source_id(source), type(exc).__name__)
                 issue = Issue("$", "processing_error", f"the gate failed: {type(exc).__name__}")
                 letter = self.gate.dead_letter(raw, source, "processing_error", [issue], 0)
-                self._emit(source.topic, Step("dead_letter", (letter,)), None)
+                self._emit(source, Step("dead_letter", (letter,)), None)
         result = self._result
         result.writes = list(self._overlay.values())
         return result
+
+    def _wrong_key(self, source: Source, raw: bytes) -> bool:
+        """A record keyed otherwise than its turn is a `wrong_key` dead letter, never judged;
+        an oversized one is left to the gate's own dead letter (not decoded here)."""
+        field = self.key_fields.get(source.topic)
+        if field is None or len(raw) > self.gate.settings.max_record_bytes:
+            return False
+        issue = key_issue(raw, source.key, field)
+        if issue is None:
+            return False
+        letter = self.gate.dead_letter(raw, source, "wrong_key", [issue], 0)
+        self._emit(source, Step("dead_letter", (letter,)), letter)
+        return True
 
     # ---- state ------------------------------------------------------------------------------
 
@@ -201,12 +244,19 @@ class TurnBatch:
         stored = self._stored(source.partition, key)
         before, replay = seen_by(stored, source_id(source))
         self._result.replayed += replay
-        state = written(before, source_id(source), now, step.pending, step.finished, keep_chunks)
+        state = written(
+            before, source_id(source), now, step.pending, step.finished, keep_chunks, source.trace
+        )
         self._overlay[key] = Write(source.partition, key, state)
 
-    def _emit(self, topic: str, step: Step, decision: Decision | None) -> None:
-        self._result.outputs.extend(step.emit)
-        self._result.judged.append(Judged(topic, step, decision))
+    def _emit(
+        self, source: Source, step: Step, decision: Decision | None, trace: Trace | None = None
+    ) -> None:
+        """The step's records, each with the trace of the input that caused it (`trace`
+        overrides the source's own: a deadline's notice carries its pending turn's)."""
+        headers = source.trace if trace is None else trace
+        self._result.sends.extend(send_of(d, source, headers) for d in step.emit)
+        self._result.judged.append(Judged(source.topic, step, decision))
 
     # ---- records ----------------------------------------------------------------------------
 
@@ -244,14 +294,14 @@ class TurnBatch:
         if turn is not None and state is None and self._too_old(turn.produced_at, now):
             if decision.action in ("progress", "drop"):
                 # its turn finished, or was given up, long ago: late, not a record to look at
-                self._emit(source.topic, Step("late_progress"), decision)
+                self._emit(source, Step("late_progress"), decision)
             else:
                 self._expired_turn(source, raw, turn.turn_id)
             return
         step = on_reply(self.gate, decision, state, now)
         if turn is not None:
             self._step(source, turn.turn_id, now, step, keep_chunks=bool(assembled))
-        self._emit(source.topic, step, decision)
+        self._emit(source, step, decision)
 
     def _chunk(
         self, source: Source, raw: bytes, now: datetime, decision: Decision, chunk: RawChunk
@@ -264,7 +314,7 @@ class TurnBatch:
             return
         step = on_chunk(decision, state, chunk_limit(self.gate.settings))
         self._step(source, turn_id, now, step)
-        self._emit(source.topic, step, decision)
+        self._emit(source, step, decision)
 
     def _expired_turn(self, source: Source, raw: bytes, turn_id: str) -> None:
         """A record for a turn with no state, older than the horizon: a dead letter."""
@@ -274,7 +324,7 @@ class TurnBatch:
             "the reply is older than the state horizon: its turn may already be finished",
         )
         letter = self.gate.dead_letter(raw, source, "turn_expired", [issue], turn_id)
-        self._emit(source.topic, Step("dead_letter", (letter,)), letter)
+        self._emit(source, Step("dead_letter", (letter,)), letter)
 
     def _too_old(self, produced_at: str | None, now: datetime) -> bool:
         if produced_at is None:
@@ -285,18 +335,19 @@ class TurnBatch:
     def _control(self, source: Source, raw: bytes, now: datetime) -> None:
         parsed = self.gate.parse_control(raw, source)
         if isinstance(parsed, Decision):
-            self._emit(source.topic, Step("dead_letter", (parsed,)), parsed)
+            self._emit(source, Step("dead_letter", (parsed,)), parsed)
             return
         step = on_cancel(self._seen(source, parsed.turn_id))
         self._step(source, parsed.turn_id, now, step, keep_chunks=False)
-        self._emit(source.topic, step, None)
+        self._emit(source, step, None)
 
     def _deadline(self, source: Source, raw: bytes, now: datetime) -> None:
         turn_id = orjson.loads(raw)["turn_id"]
         # The wall clock: a deadline event fires only once its deadline has passed here.
-        step = on_deadline(self.gate, self._seen(source, turn_id), datetime.now(UTC))
+        seen = self._seen(source, turn_id)
+        step = on_deadline(self.gate, seen, datetime.now(UTC))
         self._step(source, turn_id, now, step, keep_chunks=False)
-        self._emit(source.topic, step, None)
+        self._emit(source, step, None, seen.trace if seen is not None else ())
 
     def _tool_call(self, source: Source, raw: bytes, now: datetime) -> None:
         """A call runs once (its CSVs are read once): its ToolResult is kept in state, so a
@@ -318,13 +369,13 @@ class TurnBatch:
             )
             self._overlay[key] = Write(source.partition, key, state)
         emit = (decision,) if decision.output is not None else ()
-        self._emit(source.topic, Step(outcome, emit), decision)
+        self._emit(source, Step(outcome, emit), decision)
 
     def _tool_call_again(self, source: Source, stored: TurnState) -> None:
         """The replay of a call whose state was written (its ToolResult again, byte for byte,
         the workspace not read), or a repeat of a call already made (dropped)."""
         if stored.source != source_id(source) or stored.result is None:
-            self._emit(source.topic, Step("duplicate_dropped"), None)
+            self._emit(source, Step("duplicate_dropped"), None)
             return
         self._result.replayed += 1
         output = ToolResult.model_validate_json(stored.result)
@@ -337,4 +388,4 @@ class TurnBatch:
             topic=self.gate.settings.topic("toolresults"),
             key=output.task_id.encode(),
         )
-        self._emit(source.topic, Step(TOOL_OUTCOMES[decision.action], (decision,)), decision)
+        self._emit(source, Step(TOOL_OUTCOMES[decision.action], (decision,)), decision)

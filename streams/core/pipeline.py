@@ -80,6 +80,8 @@ class Source:
     offset: int = 0
     timestamp: datetime | None = None
     key: bytes | None = None
+    # The record's W3C trace headers (`streams.core.trace.trace_of`), copied onto its outputs.
+    trace: tuple[tuple[str, bytes], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

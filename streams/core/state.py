@@ -19,6 +19,7 @@ import orjson
 
 from streams.core.chunks import ChunkBuffer
 from streams.core.pipeline import PendingTurn, iso, parse_iso
+from streams.core.trace import NO_TRACE, Trace, trace_from_list, trace_to_list
 
 # `open`: chunks of a streamed final reply are held and nothing else happened to the turn yet.
 Status = Literal["open", "pending", "finished"]
@@ -38,9 +39,12 @@ class TurnState:
     stream: ChunkBuffer | None = None
     # A tool call's value (`tool_key`): the ToolResult sent, as JSON, kept for the call's replay
     result: str | None = None
+    # A pending turn's trace headers (its attempt-0 record's): the deadline's failure notice
+    # carries them, also when the deadline event is replayed.
+    trace: Trace = NO_TRACE
 
     def as_dict(self) -> dict[str, Any]:
-        value = {
+        value: dict[str, Any] = {
             "status": self.status,
             "source": self.source,
             "at": self.at,
@@ -52,6 +56,8 @@ class TurnState:
             value["stream"] = self.stream.as_dict()
         if self.result is not None:
             value["result"] = self.result
+        if self.trace:
+            value["trace"] = trace_to_list(self.trace)
         return value
 
     @classmethod
@@ -66,6 +72,7 @@ class TurnState:
             cls.from_dict(before) if before else None,
             ChunkBuffer.from_dict(stream) if stream else None,
             value.get("result"),
+            trace_from_list(value.get("trace")),
         )
 
     def encode(self) -> bytes:
@@ -98,11 +105,13 @@ def written(
     pending: PendingTurn | None,
     outcome: str | None,
     keep_chunks: bool = True,
+    trace: Trace = NO_TRACE,
 ) -> TurnState:
     """The value a step writes; `before` keeps one level only, so a value never grows.
 
     A final reply's step keeps the chunks it saw in `before` (its replay assembles them again);
-    a cancel or a deadline drops them (`keep_chunks` False). The new value holds none.
+    a cancel or a deadline drops them (`keep_chunks` False). The new value holds none. A
+    pending value keeps the record's `trace` for the deadline's notice.
     """
     kept = _flat(before)
     if kept is not None and not keep_chunks:
@@ -111,7 +120,7 @@ def written(
         return TurnState("finished", source, iso(at), outcome=outcome, before=kept)
     if pending is None:
         raise ValueError("a turn step writes either a pending turn or an outcome")
-    return TurnState("pending", source, iso(at), pending=pending, before=kept)
+    return TurnState("pending", source, iso(at), pending=pending, before=kept, trace=trace)
 
 
 def tool_key(call_id: str) -> bytes:

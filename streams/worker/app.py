@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 from faust.types import EventT, StreamT
@@ -27,6 +27,7 @@ from streams.broker.topology import TURNS_TABLE, Topology
 from streams.core.batch import BatchResult, TurnBatch
 from streams.core.pipeline import Gate, Source
 from streams.core.state import TurnIndex
+from streams.core.trace import trace_of
 from streams.files.stage import DiskFiles
 from streams.ops import failpoints
 from streams.settings import EXACTLY_ONCE_REFUSED, ConfigError, Settings
@@ -52,6 +53,15 @@ def start_shutdown_watchdog(seconds: float) -> threading.Timer:
     timer.daemon = True
     timer.start()
     return timer
+
+
+def refuse_start(reason: str) -> NoReturn:
+    """Exit 2 at start, with one line: the deployment is set up wrong, and a restart would
+    not help (unlike `fail_stop`'s exit 1)."""
+    # fd 2 itself: Faust's worker has put a logger in place of sys.stderr
+    os.write(2, f"replygate worker: error: {reason}\n".encode())
+    logging.shutdown()
+    os._exit(2)
 
 
 def _ignore(tp: Any) -> None:
@@ -109,6 +119,7 @@ class GateApp(InLoopApp):
     async def on_first_start(self) -> None:
         from aiokafka.errors import KafkaConnectionError
 
+        from streams.broker.partitions import PartitionsDiffer
         from streams.broker.ready import KafkaNotReady
         from streams.broker.topology import TopicsRefused, create_topics
 
@@ -124,6 +135,8 @@ class GateApp(InLoopApp):
             )
         except (KafkaNotReady, TopicsRefused) as exc:
             fail_stop(f"Kafka at {settings.kafka_bootstrap_servers}: {exc}")
+        except PartitionsDiffer as exc:
+            refuse_start(str(exc))
         if created:
             log.info("created topics: %s", ", ".join(sorted(created)))
         await super().on_first_start()
@@ -132,7 +145,10 @@ class GateApp(InLoopApp):
 def source_of(event: EventT[bytes]) -> Source:
     message = event.message
     stamp = datetime.fromtimestamp(message.timestamp, UTC) if message.timestamp else None
-    return Source(message.topic, message.partition, message.offset, stamp, message.key)
+    headers = message.headers
+    return Source(
+        message.topic, message.partition, message.offset, stamp, message.key, trace_of(headers)
+    )
 
 
 # A deadline event not yet processed is sent again after this long (it may have been lost).
@@ -348,9 +364,9 @@ class Worker:
 
     async def _send_outputs(self, result: BatchResult) -> None:
         records = [
-            Out(d.topic, d.key, record_json(d.output))
-            for d in result.outputs
-            if d.output is not None and d.topic is not None
+            Out(d.topic, d.key, record_json(d.output), send.partition, send.trace)
+            for send in result.sends
+            if (d := send.decision).output is not None and d.topic is not None
         ]
         for topic in {r.topic for r in records} - self.declared:
             await self._declare(topic)

@@ -2,7 +2,8 @@
 
 It consumes `corrections.requests`, asks an OpenAI-compatible chat endpoint once with only what
 the request holds (the format instructions, the invalid reply and its errors: no history, no
-tools), and publishes the answer on `replies.raw` as the turn's attempt 1. When the call fails
+tools), and publishes the answer on `replies.raw` as the turn's attempt 1, on the partition of
+the record it answers (the request's own partition number). When the call fails
 it publishes nothing: the worker's deadline then delivers the host's failure notice.
 """
 
@@ -20,6 +21,7 @@ from pydantic import ValidationError
 
 from schemas.records import CorrectionRequest, ErrorEntry, ModelOutput, RawReply
 from streams.core.pipeline import iso
+from streams.core.trace import trace_of
 from streams.settings import CorrectorSettings, Settings
 
 if TYPE_CHECKING:
@@ -224,7 +226,8 @@ def register_corrector(app: faust.App, settings: Settings) -> Any:
 
     async def corrector(stream: Any) -> None:
         async with httpx.AsyncClient(follow_redirects=False) as client:
-            async for raw in stream:
+            async for event in stream.events():
+                raw, message = event.value, event.message
                 try:
                     reply = await correct(client, settings, raw)
                 except Exception as exc:  # one odd record must not stop the corrector
@@ -233,7 +236,15 @@ def register_corrector(app: faust.App, settings: Settings) -> Any:
                     continue
                 if reply is None:
                     continue
-                await replies.send(key=reply.conversation_id.encode(), value=reply_json(reply))
+                # The worker sends a request to its turn's partition number: the answer goes
+                # to that partition of replies.raw, whatever partitioner the agent uses, and
+                # carries the request's trace context.
+                await replies.send(
+                    key=reply.conversation_id.encode(),
+                    value=reply_json(reply),
+                    partition=message.partition,
+                    headers=list(trace_of(message.headers)) or None,
+                )
                 log.info("published the correction of turn %s", reply.turn_id)
 
     return app.agent(corrections, name="replygate-corrector", concurrency=CONCURRENCY)(corrector)

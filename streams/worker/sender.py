@@ -28,6 +28,8 @@ class Out:
     key: bytes | None
     value: bytes | None
     partition: int | None = None
+    # Kafka headers (name, value): an output's trace context (`streams.core.trace`)
+    headers: tuple[tuple[str, bytes], ...] = ()
 
 
 def fail_stop(reason: str) -> NoReturn:
@@ -103,7 +105,12 @@ class Sender:
             try:
                 futures.append(
                     await self.send(
-                        record.topic, record.key, record.value, record.partition, None, None
+                        record.topic,
+                        record.key,
+                        record.value,
+                        record.partition,
+                        None,
+                        list(record.headers) or None,
                     )
                 )
             except Exception as exc:  # a send refused at once counts as a failed send

@@ -42,8 +42,17 @@ class Harness:
             lambda _t, _p: self.committed,
         )
 
-    def source(self, name: str, offset: int, at: datetime = T0, partition: int = 0) -> Source:
-        return Source(self.settings.topic(name), partition, offset, at, b"c-7")
+    def source(
+        self,
+        name: str,
+        offset: int,
+        at: datetime = T0,
+        partition: int = 0,
+        key: bytes | None = None,
+    ) -> Source:
+        """The sample records' own key by default: `c-7`, or `task-9` for a tool call."""
+        default = b"task-9" if name == "toolcalls_raw" else b"c-7"
+        return Source(self.settings.topic(name), partition, offset, at, key or default)
 
     def run(
         self, records: list[tuple[Source, Any]], apply: bool = True, wall: datetime = T0
@@ -169,8 +178,10 @@ def test_a_correction_for_another_conversation_platform_or_contract_ends_with_th
     conversation is not the answer its turn asked for, and is never delivered there."""
     h.run([(h.source("replies_raw", 1), raw_reply(output={"text": "prose"}))])
     other = raw_reply(attempt=1, **{field: value, **reply})
-    assert h.gate.process_reply(encode(other), h.source("replies_raw", 2), T0).action == "deliver"
-    result = h.run([(h.source("replies_raw", 2), other)])
+    # keyed as its own conversation (which may share the turn's partition)
+    source = h.source("replies_raw", 2, key=other["conversation_id"].encode())
+    assert h.gate.process_reply(encode(other), source, T0).action == "deliver"
+    result = h.run([(source, other)])
     assert [d.action for d in result.outputs] == ["failure_notice"]
     notice = result.outputs[0]
     assert isinstance(notice.output, Delivery)

@@ -24,6 +24,8 @@ ALLOWED: dict[str, set[str]] = {
     "streams.ops": _PURE | {"streams.core", "streams.broker"},
     "streams.endpoint": _PURE | {"streams.core", "streams.files", "streams.broker", "streams.ops"},
     "streams.worker": _PURE | {"streams.core", "streams.files", "streams.broker", "streams.ops"},
+    # The agent-side client: records built from the models, sent on the topology's topics.
+    "streams.client": _PURE | {"streams.core", "streams.broker"},
     "streams.cli": _PURE
     | {
         "streams.core",

@@ -31,6 +31,7 @@ from replygate_dev.demo import (
 )
 from replygate_dev.scripted_llm import choose
 
+from streams.core.keys import CONVERSATION, TASK, key_issue
 from streams.core.pipeline import Decision, Gate, Source
 from streams.settings import Settings
 from streams.worker.corrector import build_messages, reply_from_completion, reply_json
@@ -39,6 +40,7 @@ from tests.support.kafka import REPO, PrivateBroker, free_port
 
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 STORIES = {
+    "t-wrong-key",
     "t-valid",
     "t-noreply",
     "t-corrected",
@@ -93,6 +95,12 @@ def run_offline(gate: Gate, sample: Sample, samples: list[Sample]) -> Seen:
                 continue
             if finished:
                 continue  # a repeat of a finished turn is dropped
+            field = TASK if part.topic == "toolcalls_raw" else CONVERSATION
+            wrong = key_issue(part.value, part.key, field)
+            if wrong is not None:  # never judged (the worker's TurnBatch)
+                letter = gate.dead_letter(part.value, Source(part.topic), "wrong_key", [wrong], 0)
+                seen.finals.append(("dlq", letter.line()["output"]))
+                continue
             if part.topic == "toolcalls_raw":
                 decision = gate.process_tool_call(part.value, Source("toolcalls.raw"))
             else:

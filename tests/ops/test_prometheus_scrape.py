@@ -28,7 +28,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from streams.ops.metrics import BUILTIN_CONTRACTS, OTHER, OUTCOMES, settings_topics
 from tests.support.gates import disk_gate
-from tests.support.kafka import Deployment, collect, free_port, produce
+from tests.support.kafka import Deployment, collect, free_port, publish
 from tests.support.samples import GITHUB_PAT, im_text, raw_reply
 
 pytestmark = pytest.mark.kafka
@@ -238,7 +238,7 @@ def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     try:
         wait_for("prometheus /-/ready", 30, prometheus.ready)
         timings["prometheus ready"] = time.monotonic() - t0
-        asyncio.run(produce(deployment.topic("replies.raw"), records))
+        asyncio.run(publish(deployment.settings(), deployment.topic("replies.raw"), records))
         want = sum(EXPECTED.values())
         wait_for(
             f"{want} outcomes on the worker's /metrics",

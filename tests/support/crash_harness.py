@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from tests.support.kafka import Deployment, collect, produce
+from tests.support.kafka import Deployment, collect, publish
 from tests.support.samples import GITHUB_PAT, im_text, raw_reply
 
 OUTPUT_TOPICS = ("delivery.im", "corrections.requests", "replies.dlq")
@@ -225,8 +225,14 @@ class CrashRun:
         try:
             for k, point in enumerate(points):
                 victim = d.start_worker(self.tmp, REPLYGATE_FAILPOINT=point, **self.base_env)
-                asyncio.run(produce(d.topic("replies.raw"), turn_records(*bounds[k : k + 2])))
-                asyncio.run(produce(d.topic("turns.control"), cancel_records(*bounds[k : k + 2])))
+                asyncio.run(
+                    publish(d.settings(), d.topic("replies.raw"), turn_records(*bounds[k : k + 2]))
+                )
+                asyncio.run(
+                    publish(
+                        d.settings(), d.topic("turns.control"), cancel_records(*bounds[k : k + 2])
+                    )
+                )
                 self._wait_killed(victim, point)
                 if k:
                     self._correct(bounds[k - 1], bounds[k])
@@ -255,7 +261,7 @@ class CrashRun:
     def _correct(self, start: int, stop: int) -> None:
         if self.corrections:
             topic = self.deployment.topic("replies.raw")
-            asyncio.run(produce(topic, correction_records(start, stop)))
+            asyncio.run(publish(self.deployment.settings(), topic, correction_records(start, stop)))
 
     def replays_after(self, kill: int) -> float:
         """Replays logged by the workers that ran after kill number `kill` (0-based). Which of

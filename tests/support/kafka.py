@@ -146,6 +146,31 @@ async def produce(
         await producer.stop()
 
 
+async def publish(
+    settings: Any, topic: str, records: Iterable[tuple[str | None, Any]]
+) -> list[Any]:
+    """Input records as an agent service sends them: through `AgentClient`, which keys each one
+    by its own id and picks its topic (both checked against the pair given here). A bytes value
+    (a hostile record that no client would send) goes as it is, with the given key, to `topic`.
+    Returns each record's metadata (topic, partition, offset), in order."""
+    from streams.client import AgentClient, input_record, record_key
+
+    sent: list[Any] = []
+    async with AgentClient(settings) as agent:
+        for key, value in records:
+            if isinstance(value, bytes):
+                future = await agent.producer.send(
+                    topic, value, key=key.encode() if key is not None else None
+                )
+            else:
+                record = input_record(value)
+                assert agent.topic_of(record) == topic, (topic, value)
+                assert key is not None and record_key(record) == key.encode(), (key, value)
+                future = await agent.submit(record)
+            sent.append(future)
+        return list(await asyncio.gather(*sent))
+
+
 async def collect(
     topics: Iterable[str],
     until: Any,
@@ -301,3 +326,41 @@ def metric(port: int, name: str, **labels: str) -> float:
             if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
                 total += sample.value
     return total
+
+
+async def collect_messages(
+    topics: Iterable[str], until: Any, timeout: float = 60.0, settle: float = 0.0
+) -> list[Any]:
+    """`collect`, keeping whole consumer records (topic, partition, key, value, headers)."""
+    consumer = AIOKafkaConsumer(
+        *topics,
+        bootstrap_servers=bootstrap(),
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        group_id=None,
+        metadata_max_age_ms=1000,
+    )
+    await consumer.start()
+    records: list[Any] = []
+    deadline = time.monotonic() + timeout
+    settled_at: float | None = None
+    try:
+        while time.monotonic() < deadline:
+            batch = await consumer.getmany(timeout_ms=250)
+            for messages in batch.values():
+                records.extend(messages)
+            if settled_at is None and until(records):
+                settled_at = time.monotonic() + settle
+            if settled_at is not None and time.monotonic() >= settled_at:
+                break
+    finally:
+        await consumer.stop()
+    return records
+
+
+def worker_exit(proc: subprocess.Popen[bytes], timeout: float = 90.0) -> int | None:
+    """The exit status of a worker expected to stop by itself (None: still running)."""
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        return None

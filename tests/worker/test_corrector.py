@@ -29,7 +29,7 @@ from streams.worker.corrector import (
     reply_json,
 )
 from tests.support.gates import disk_gate
-from tests.support.kafka import Deployment, by_topic, collect, free_port, produce
+from tests.support.kafka import Deployment, by_topic, collect, free_port, produce, publish
 from tests.support.samples import im_text, raw_reply
 
 NOW = datetime(2026, 11, 30, 12, 0, 5, tzinfo=UTC)
@@ -332,7 +332,7 @@ def test_worker_corrects_an_invalid_reply_through_the_scripted_endpoint(tmp_path
         try:
             # A malformed request first: skipped, and the agent keeps going.
             asyncio.run(produce(t("corrections.requests"), [("c-corr", b"{broken")]))
-            asyncio.run(produce(t("replies.raw"), [("c-corr", original)]))
+            asyncio.run(publish(deployment.settings(), t("replies.raw"), [("c-corr", original)]))
             records = asyncio.run(
                 collect(
                     [t("delivery.im"), t("corrections.requests"), t("replies.raw")],

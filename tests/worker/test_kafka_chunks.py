@@ -20,7 +20,7 @@ import pytest
 
 from tests.support.crash_harness import Supervisor, wait_killed
 from tests.support.gates import disk_gate
-from tests.support.kafka import Deployment, collect, produce
+from tests.support.kafka import Deployment, collect, publish
 from tests.support.samples import GITHUB_PAT, encode, im_text, raw_reply
 
 pytestmark = pytest.mark.kafka
@@ -80,16 +80,22 @@ def test_a_kill_between_chunks_and_before_the_final_record_delivers_once(
     d.create_topics()
     raw = d.topic("replies.raw")
     try:
-        asyncio.run(produce(raw, [chunk(0, PARTS[0])]))
+        asyncio.run(publish(d.settings(), raw, [chunk(0, PARTS[0])]))
         die_holding(d, tmp_path, 1)  # between chunk 0 and chunk 1
         assert held_chunks(d) == {0: PARTS[0]}
-        asyncio.run(produce(raw, [chunk(1, PARTS[1]), chunk(1, "a repeat"), chunk(2, PARTS[2])]))
+        asyncio.run(
+            publish(
+                d.settings(), raw, [chunk(1, PARTS[1]), chunk(1, "a repeat"), chunk(2, PARTS[2])]
+            )
+        )
         die_holding(d, tmp_path, 3)  # the last chunk is durable, the final record not sent
         assert held_chunks(d) == dict(enumerate(PARTS))
         d.start_worker(tmp_path, **ENV)
         supervisor = Supervisor(d, tmp_path, ENV)
         supervisor.start()
-        asyncio.run(produce(raw, [chunk(0, '{"segm', "t-gap"), final(3), final(2, "t-gap")]))
+        asyncio.run(
+            publish(d.settings(), raw, [chunk(0, '{"segm', "t-gap"), final(3), final(2, "t-gap")])
+        )
         out = [d.topic(t) for t in ("delivery.im", "corrections.requests", "replies.dlq")]
 
         def done(seen: list[tuple[str, bytes | None, bytes]]) -> bool:
@@ -132,7 +138,9 @@ def test_the_chunks_kept_for_a_replay_go_once_the_final_reply_is_committed(
 
     try:
         d.start_worker(tmp_path)
-        asyncio.run(produce(raw, [*(chunk(i, p) for i, p in enumerate(PARTS)), final(3)]))
+        asyncio.run(
+            publish(d.settings(), raw, [*(chunk(i, p) for i, p in enumerate(PARTS)), final(3)])
+        )
         asyncio.run(collect([d.topic("delivery.im")], lambda r: len(r) >= 1, timeout=90))
         values = finished()
         for n in range(15):  # a later record of the partition, once the worker has committed
@@ -140,7 +148,7 @@ def test_the_chunks_kept_for_a_replay_go_once_the_final_reply_is_committed(
                 break
             time.sleep(2)
             nudge = raw_reply(turn_id=f"t-nudge-{n}", conversation_id=CONV)
-            asyncio.run(produce(raw, [(CONV, nudge)]))
+            asyncio.run(publish(d.settings(), raw, [(CONV, nudge)]))
             values = finished()
     finally:
         d.stop_all()

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.support.kafka import Deployment, bootstrap, by_topic, collect, metric, produce
+from tests.support.kafka import Deployment, bootstrap, by_topic, collect, metric, publish
 from tests.support.samples import (
     GITHUB_PAT,
     SALES_CSV,
@@ -108,13 +108,15 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flows]:
     t = deployment.topic
     try:
         asyncio.run(
-            produce(
+            publish(
+                deployment.settings(),
                 t("replies.raw"),
                 first_wave(),
             )
         )
         asyncio.run(
-            produce(
+            publish(
+                deployment.settings(),
                 t("toolcalls.raw"),
                 [("task-9", tool_call(csv_chart_arguments(), call_id="csv-1"))],
             )
@@ -128,7 +130,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flows]:
             "the correction requests",
         )
         asyncio.run(
-            produce(
+            publish(
+                deployment.settings(),
                 t("turns.control"),
                 [
                     (
@@ -148,7 +151,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flows]:
             "the cancel",
         )
         asyncio.run(
-            produce(
+            publish(
+                deployment.settings(),
                 t("replies.raw"),
                 [
                     reply("cancelled", "c-cancelled", attempt=1),

@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 from schemas.records import Delivery
-from tests.support.kafka import Deployment, by_topic, collect, produce
+from tests.support.kafka import Deployment, by_topic, collect, publish
 from tests.support.samples import GITHUB_PAT, raw_reply
 from tests.worker.test_kafka_flows import metric, wait_for
 
@@ -71,7 +71,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             reply("ticket", contract="acme.ticket.v1", output={"text": '{"title": "Jammed"}'}),
             reply("barrier"),
         ]
-        asyncio.run(produce(t("replies.raw"), records))
+        asyncio.run(publish(deployment.settings(), t("replies.raw"), records))
 
         def done(seen: list[tuple[str, bytes | None, bytes]]) -> bool:
             return any(b'"delivery_id":"barrier"' in value for _, _, value in seen)

@@ -29,7 +29,7 @@ from tests.support.kafka import (
     batch_sizes,
     collect,
     metric,
-    produce,
+    publish,
 )
 from tests.support.samples import raw_reply
 
@@ -86,7 +86,7 @@ def test_a_kill_during_a_rebalance_with_two_workers(tmp_path: Path) -> None:
     d.create_topics()
     first = d.start_worker(tmp_path, REPLYGATE_FAILPOINT="partitions_revoked", **run.base_env)
     try:
-        asyncio.run(produce(d.topic("replies.raw"), turn_records(0, run.total)))
+        asyncio.run(publish(d.settings(), d.topic("replies.raw"), turn_records(0, run.total)))
         delivery = d.topic(PLATFORM_TOPIC)
         delivered = asyncio.run(collect([delivery], lambda r: len(r) >= 150, timeout=120))
         assert len(delivered) >= 150 and first.poll() is None, d.log_tail()  # still working
@@ -94,8 +94,8 @@ def test_a_kill_during_a_rebalance_with_two_workers(tmp_path: Path) -> None:
         assert wait_killed(first, 90), f"no rebalance reached the first worker\n{d.log_tail()}"
         from tests.support.crash_harness import cancel_records, correction_records
 
-        asyncio.run(produce(d.topic("turns.control"), cancel_records(0, run.total)))
-        asyncio.run(produce(d.topic("replies.raw"), correction_records(0, run.total)))
+        asyncio.run(publish(d.settings(), d.topic("turns.control"), cancel_records(0, run.total)))
+        asyncio.run(publish(d.settings(), d.topic("replies.raw"), correction_records(0, run.total)))
         report = run.finish()
     finally:
         d.stop_all()
@@ -129,7 +129,9 @@ def test_a_broker_stopped_for_20_seconds_mid_stream(tmp_path: Path) -> None:
         deployment.create_topics()
         deployment.start_worker(tmp_path)
         delivery = deployment.topic(PLATFORM_TOPIC)
-        asyncio.run(produce(deployment.topic("replies.raw"), _valid(0, total), broker.bootstrap))
+        asyncio.run(
+            publish(deployment.settings(), deployment.topic("replies.raw"), _valid(0, total))
+        )
         asyncio.run(
             collect([delivery], lambda r: len(r) >= 200, timeout=90, servers=broker.bootstrap)
         )
@@ -137,7 +139,7 @@ def test_a_broker_stopped_for_20_seconds_mid_stream(tmp_path: Path) -> None:
         time.sleep(20)
         broker.up()
         more = _valid(total, total + 100)
-        asyncio.run(produce(deployment.topic("replies.raw"), more, broker.bootstrap))
+        asyncio.run(publish(deployment.settings(), deployment.topic("replies.raw"), more))
         records = asyncio.run(
             collect(
                 [delivery, deployment.topic("replies.dlq")],
@@ -260,7 +262,7 @@ def _produce_big_replies(d: Deployment, count: int) -> None:
         (f"c-big-{i}", reply({"text": text}, turn_id=f"t-big-{i}", conversation_id=f"c-big-{i}"))
         for i in range(count)
     ]
-    asyncio.run(produce(d.topic("replies.raw"), records))
+    asyncio.run(publish(d.settings(), d.topic("replies.raw"), records))
 
 
 def _deliver_big_replies(d: Deployment, count: int) -> set[str]:

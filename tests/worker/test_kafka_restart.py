@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 from tests.support.crash_harness import wait_killed
-from tests.support.kafka import Deployment, batch_sizes, collect, produce
+from tests.support.kafka import Deployment, batch_sizes, collect, publish
 from tests.support.samples import raw_reply
 
 pytestmark = pytest.mark.kafka
@@ -39,9 +39,9 @@ def test_a_restart_on_a_backlog_skips_no_offset(tmp_path: Path) -> None:
     env = {"REPLYGATE_SESSION_TIMEOUT_SECONDS": "6"}
     first = d.start_worker(tmp_path, REPLYGATE_FAILPOINT="after_state_write@1", **env)
     try:
-        asyncio.run(produce(d.topic("replies.raw"), valid(0, 50)))
+        asyncio.run(publish(d.settings(), d.topic("replies.raw"), valid(0, 50)))
         assert wait_killed(first, 120), f"the first worker did not die\n{d.log_tail()}"
-        asyncio.run(produce(d.topic("replies.raw"), valid(50, BACKLOG)))
+        asyncio.run(publish(d.settings(), d.topic("replies.raw"), valid(50, BACKLOG)))
         second = d.start_worker(tmp_path, **env)
 
         def done(records: list[tuple[str, bytes | None, bytes]]) -> bool:

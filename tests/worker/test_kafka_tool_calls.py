@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from tests.support.crash_harness import wait_killed
-from tests.support.kafka import Deployment, collect, produce
+from tests.support.kafka import Deployment, collect, publish
 from tests.support.samples import SALES_CSV, csv_chart_arguments, tool_call
 
 pytestmark = pytest.mark.kafka
@@ -37,13 +37,13 @@ def test_a_replayed_tool_call_sends_its_first_result_and_never_reads_the_csv_aga
         first = d.start_worker(
             tmp_path, REPLYGATE_FAILPOINT=kill, REPLYGATE_WORKSPACES_ROOT=str(root)
         )
-        asyncio.run(produce(d.topic("toolcalls.raw"), [("task-9", call)]))
+        asyncio.run(publish(d.settings(), d.topic("toolcalls.raw"), [("task-9", call)]))
         assert wait_killed(first, 90), f"the worker did not die at {kill}\n{d.log_tail()}"
         csv.write_text("month,sales,cost\nJan,99,1\n")  # changed after the call ran
         d.start_worker(tmp_path, REPLYGATE_WORKSPACES_ROOT=str(root))
         asyncio.run(collect([results], lambda r: len(r) >= 1, timeout=90, settle=3))
         # a repeat of the call id, after the CSV changed: dropped, nothing read or sent
-        asyncio.run(produce(d.topic("toolcalls.raw"), [("task-9", call)]))
+        asyncio.run(publish(d.settings(), d.topic("toolcalls.raw"), [("task-9", call)]))
         out = [d.topic("replies.dlq"), results, d.topic("delivery.im")]
         heard = asyncio.run(collect(out, lambda r: False, timeout=8))
     finally:

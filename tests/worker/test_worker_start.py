@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.kafka import REPO, Deployment, collect, produce
+from tests.support.kafka import REPO, Deployment, collect, publish
 from tests.support.samples import raw_reply
 from tests.worker.test_kafka_security import readyz
 
@@ -48,7 +48,9 @@ def test_worker_starts_in_a_fresh_directory_with_only_a_broker_address(tmp_path:
         assert readyz(port) == 200
         assert (workdir / ".run" / "worker-data").is_dir()
         delivery = deployment.topic("delivery.im")
-        asyncio.run(produce(deployment.topic("replies.raw"), [("c-1", raw_reply())]))
+        asyncio.run(
+            publish(deployment.settings(), deployment.topic("replies.raw"), [("c-7", raw_reply())])
+        )
         records = asyncio.run(collect([delivery], lambda r: len(r) >= 1, timeout=60))
         assert len(records) == 1
     finally:
