@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
+from collections.abc import Mapping
 from contextvars import ContextVar
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
+    EnvSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
     YamlConfigSettingsSource,
 )
+
+from streams.errors import ConfigError as ConfigError
 
 MiB = 1024 * 1024
 
@@ -32,10 +40,6 @@ EXACTLY_ONCE_REFUSED = (
     "gets exactly one outcome, a repeat is the identical record with the same delivery_id, and "
     "an endpoint that drops repeats by delivery_id sees it once."
 )
-
-
-class ConfigError(ValueError):
-    """A setting the worker cannot run with; the message says why and what to use."""
 
 
 class TopicNames(BaseModel):
@@ -228,7 +232,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, *_config_sources(_config_file.get()))
+        return (init_settings, _EnvSource(settings_cls), *_config_sources(_config_file.get()))
 
     @property
     def state_keep(self) -> timedelta:
@@ -275,14 +279,96 @@ def _config_sources(path: Path | None) -> tuple[PydanticBaseSettingsSource, ...]
 
 _config_file: ContextVar[Path | None] = ContextVar("replygate_config_file", default=None)
 
+ENV_PREFIX = "REPLYGATE_"
+# REPLYGATE_* variables that are not settings: the worker's log level, the crash tests'
+# failpoint, the image name of the Compose file.
+OTHER_VARIABLES = frozenset({"REPLYGATE_LOGLEVEL", "REPLYGATE_FAILPOINT", "REPLYGATE_IMAGE"})
+
+
+def _is_scalar_list(annotation: Any) -> bool:
+    """`list[str]`, `list[SecretStr]`: a list whose items a comma-separated value can spell."""
+    args = getattr(annotation, "__args__", ())
+    return getattr(annotation, "__origin__", None) is list and args in ((str,), (SecretStr,))
+
+
+class _EnvSource(EnvSettingsSource):
+    """The environment as pydantic-settings reads it, plus `a,b` for a list of words: a value
+    that is not a JSON array is split at its commas (`REPLYGATE_PLATFORMS=im,web`)."""
+
+    def decode_complex_value(self, field_name: str, field: FieldInfo, value: Any) -> Any:
+        if (
+            isinstance(value, str)
+            and _is_scalar_list(field.annotation)
+            and not value.lstrip().startswith("[")
+        ):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return super().decode_complex_value(field_name, field, value)
+
+
+def setting_variables(model: type[BaseModel] = Settings, prefix: str = ENV_PREFIX) -> set[str]:
+    """Every environment variable that names a setting: `REPLYGATE_PARTITIONS`, and for a
+    group both `REPLYGATE_CORRECTOR` (JSON) and `REPLYGATE_CORRECTOR__MODEL`."""
+    names: set[str] = set()
+    for name, info in model.model_fields.items():
+        variable = prefix + name.upper()
+        names.add(variable)
+        annotation = info.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            names |= setting_variables(annotation, variable + "__")
+    return names
+
+
+def unknown_variable(environ: Mapping[str, str]) -> str | None:
+    """The first REPLYGATE_* variable that names no setting, said with the closest one."""
+    known = setting_variables() | OTHER_VARIABLES
+    for variable in sorted(environ):
+        upper = variable.upper()
+        if not upper.startswith(ENV_PREFIX) or upper in known:
+            continue
+        close = difflib.get_close_matches(upper, sorted(known), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        return f"environment variable {variable[:100]} names no setting{hint}"
+    return None
+
+
+def settings_problem(exc: ValidationError) -> str:
+    """One line for a settings error: each bad setting and why, never pydantic's whole report
+    (and never the value: it may be a secret)."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in err['loc']) or 'settings'}: {err['msg']}"
+        for err in exc.errors(include_url=False)
+    )
+
+
+def _not_json(message: str) -> str:
+    """pydantic-settings' parse error, naming the variable instead of its own source class."""
+    field = re.search(r'field "([^"]+)"', message)
+    if field is None:
+        return " ".join(message.split())
+    return f"{ENV_PREFIX}{field.group(1).upper()}: the value is not valid JSON"
+
 
 def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Settings:
-    """Settings from defaults < config file (TOML/YAML) < REPLYGATE_* environment < overrides."""
+    """Settings from defaults < config file (TOML/YAML) < REPLYGATE_* environment < overrides.
+
+    Raises ConfigError with one line: an unknown REPLYGATE_* variable is refused like an
+    unknown key in the file, since a misspelt one would otherwise be ignored without a word.
+    """
+    problem = unknown_variable(os.environ)
+    if problem is not None:
+        raise ConfigError(f"settings: {problem}")
     raw = config_file or os.environ.get("REPLYGATE_CONFIG_FILE") or None
     path = Path(raw) if raw else None
-    _config_sources(path)  # fail early, with the file's name, before pydantic-settings reads it
+    try:
+        _config_sources(path)  # fail early, with the file's name, before pydantic-settings
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"settings: {exc}") from None
     token = _config_file.set(path)
     try:
         return Settings(**overrides, config_file=path)
+    except ValidationError as exc:
+        raise ConfigError(f"settings: {settings_problem(exc)}") from None
+    except SettingsError as exc:  # a variable whose value is not JSON
+        raise ConfigError(f"settings: {_not_json(str(exc))}") from None
     finally:
         _config_file.reset(token)

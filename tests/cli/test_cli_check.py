@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from streams.cli.main import _lines
+from streams.cli.check import lines as _lines
 from tests.support.samples import SALES_CSV, csv_chart_arguments, encode, raw_reply, tool_call
 
 REPO = Path(__file__).resolve().parents[2]

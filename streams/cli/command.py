@@ -1,0 +1,53 @@
+"""What a subcommand is: its arguments, its own help, the extra it needs and how it runs.
+
+Each subcommand module defines one `COMMAND`; `streams.cli.main` lists the modules. A module
+imports nothing beyond the core distribution at import time, so `replygate -h` and every
+`replygate COMMAND -h` work on a core install and start nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from streams.errors import MissingExtra
+
+Run = Callable[[argparse.Namespace, IO[bytes]], int]
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One `replygate NAME`: `help` is the text after the options (settings that matter,
+    exit statuses, one example); `needs` are modules of `extra`, looked for before running."""
+
+    name: str
+    summary: str
+    description: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    run: Run
+    extra: str | None = None
+    needs: tuple[str, ...] = ()
+    # Options it does not know go through to another program (the worker's to Faust).
+    passes_options_on: bool = False
+
+    def check_extra(self) -> None:
+        """MissingExtra when a module of the extra is not installed: one line, no traceback."""
+        if self.extra is not None and any(
+            importlib.util.find_spec(module) is None for module in self.needs
+        ):
+            raise MissingExtra(self.extra)
+
+
+def add_config(parser: argparse.ArgumentParser) -> None:
+    """`--config FILE`, which every command that reads settings takes."""
+    parser.add_argument("--config", type=Path, help="a TOML or YAML settings file")
+
+
+def help_text(settings: str, exits: str, example: str) -> str:
+    """The part of a command's help after its options, in one layout for every command."""
+    return f"settings that matter:\n{settings}\n\nexit status:\n{exits}\n\nexample:\n  {example}\n"
