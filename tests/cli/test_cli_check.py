@@ -267,5 +267,5 @@ def test_an_unwritable_output_is_not_an_unreadable_input(tmp_path: Path) -> None
         )
     assert done.returncode == 1
     assert done.stderr.decode() == (
-        "replygate: error: cannot write the output: No space left on device\n"
+        "replygate check: error: cannot write the output: No space left on device\n"
     )
