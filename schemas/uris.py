@@ -147,7 +147,7 @@ def parse_uri(value: str) -> Uri | UriError:
         if other is not None:  # `javascript:`, `data:`, `mailto:`: a scheme, just not ours
             return UriError(
                 "invalid_uri",
-                f"the scheme {other.group(1)[:20].lower()!r} is not allowed; expected "
+                f"has the scheme {other.group(1)[:20].lower()!r}, which is not allowed; expected "
                 "doc://, kg://, inno://, skill://, http:// or https://",
             )
         return UriError(
