@@ -150,7 +150,7 @@ def summary_lines(decisions: Counter[str], codes: Counter[str]) -> list[str]:
 def _gate(args: argparse.Namespace) -> tuple[Gate, Settings]:
     from streams.core.pipeline import Gate
     from streams.files.stage import DiskFiles
-    from streams.settings import load_settings
+    from streams.settings import FileSettings, load_settings
 
     overrides: dict[str, Any] = {}
     if args.workspaces is not None:
@@ -159,7 +159,7 @@ def _gate(args: argparse.Namespace) -> tuple[Gate, Settings]:
         overrides["media_root"] = args.media_root
     settings = load_settings(args.config, **overrides)
     try:
-        return Gate(settings, DiskFiles.from_settings(settings)), settings
+        return Gate(settings, DiskFiles.from_settings(settings.group(FileSettings))), settings
     except (OSError, ValueError) as exc:
         raise ConfigError(str(exc)) from None
 
