@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,10 +38,19 @@ class Command:
 
     def check_extra(self) -> None:
         """MissingExtra when a module of the extra is not installed: one line, no traceback."""
-        if self.extra is not None and any(
-            importlib.util.find_spec(module) is None for module in self.needs
-        ):
+        if self.extra is not None and not all(map(installed, self.needs)):
             raise MissingExtra(self.extra)
+
+
+def installed(module: str) -> bool:
+    """Whether `module` can be imported, without importing it (one already imported counts:
+    `find_spec` refuses a module whose `__spec__` its package replaced, as Faust's does)."""
+    if module in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def add_config(parser: argparse.ArgumentParser) -> None:
