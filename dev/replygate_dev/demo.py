@@ -448,7 +448,6 @@ def worker_env(settings: Settings, root: Path, base_url: str, metrics_port: int)
         "REPLYGATE_CORRECTOR__API_KEY": "demo-key-not-a-secret",
         "REPLYGATE_CORRECTOR__TIMEOUT_SECONDS": str(CORRECTOR_TIMEOUT_SECONDS),
         "REPLYGATE_METRICS_PORT": str(metrics_port),
-        "REPLYGATE_WEB_PORT": str(free_port()),
         "REPLYGATE_SCHEMA_CONTRACTS": orjson.dumps(
             [entry.model_dump(mode="json", by_alias=True) for entry in settings.schema_contracts]
         ).decode(),
