@@ -144,7 +144,7 @@ def summary_lines(decisions: Counter[str], codes: Counter[str]) -> list[str]:
     verdicts = ", ".join(f"{v} {decisions[v]}" for v in VERDICTS)
     ranked = sorted(codes.items(), key=lambda item: (-item[1], item[0]))
     listed = ", ".join(f"{code} {count}" for code, count in ranked) or "none"
-    return [f"{total} lines: {verdicts}", f"error codes: {listed}"]
+    return [f"{total} lines: {verdicts}", f"codes: {listed}"]
 
 
 def _gate(args: argparse.Namespace) -> tuple[Gate, Settings]:

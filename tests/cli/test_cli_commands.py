@@ -127,7 +127,7 @@ def test_summary_counts_verdicts_and_codes_on_stderr() -> None:
     assert len(done.stdout.splitlines()) == 3
     assert done.stderr.decode().splitlines() == [
         "replygate check: 3 lines: accepted 1, rejected 1, no_reply 0, dead_letter 1",
-        "replygate check: error codes: not_json 1, unknown_record 1",
+        "replygate check: codes: not_json 1, unknown_record 1",
     ]
 
 
@@ -137,7 +137,7 @@ def test_summary_lines_rank_codes_by_count() -> None:
     lines = summary_lines(Counter(accepted=2), Counter(b=1, a=1, c=3))
     assert lines == [
         "2 lines: accepted 2, rejected 0, no_reply 0, dead_letter 0",
-        "error codes: c 3, a 1, b 1",
+        "codes: c 3, a 1, b 1",
     ]
 
 
