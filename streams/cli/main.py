@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import IO
+from typing import IO, Any
 
 from streams.cli.command import Command
 from streams.errors import EXIT_USAGE, MissingExtra, ReplygateError
@@ -89,16 +89,22 @@ def run(command: Command, args: argparse.Namespace, stdout: IO[bytes]) -> int:
         return report(command.name, MissingExtra(command.extra))
 
 
+def parse(parser: argparse.ArgumentParser, table: dict[str, Command], argv: list[str]) -> Any:
+    """The arguments; for a command that passes options on (the worker), the ones it does not
+    know go to `passed_on` instead of being refused (`-h` stays replygate's help)."""
+    name = argv[0] if argv and argv[0] in table else None
+    if name is None or not table[name].passes_options_on:
+        return parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
+    args.passed_on = rest
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     table = commands()
     parser = _build_parser(table)
-    name = argv[0] if argv and argv[0] in table else None
-    if name is not None and table[name].passes_options_on:
-        args, rest = parser.parse_known_args(argv)
-        args.passed_on = rest
-    else:
-        args = parser.parse_args(argv)
+    args = parse(parser, table, argv)
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE

@@ -12,7 +12,8 @@ import orjson
 import pytest
 
 from streams.cli.check import summary_lines
-from streams.cli.main import commands
+from streams.cli.main import _build_parser, commands, parse
+from streams.cli.worker import faust_argv
 from tests.support.samples import encode, html_reply, raw_reply
 
 REPO = Path(__file__).resolve().parents[2]
@@ -187,3 +188,18 @@ def test_an_unknown_contract_lists_the_known_ones() -> None:
     done = replygate("check", "-", stdin=encode(raw_reply(contract="im.segmnts.v1")))
     (error,) = orjson.loads(done.stdout)["errors"]
     assert error["code"] == "unknown_contract" and "known: assistant.html.v1" in error["message"]
+
+
+def test_the_worker_passes_other_options_on_to_faust() -> None:
+    table = commands()
+    args = parse(_build_parser(table), table, ["worker", "-l", "debug", "--config", "g.toml"])
+    assert (str(args.config), args.passed_on) == ("g.toml", ["-l", "debug"])
+    assert faust_argv(args.passed_on, "info") == ["-l", "debug", "--without-web"]
+    assert faust_argv(["--with-web"], "warn") == ["--with-web", "--loglevel", "warn"]
+
+
+def test_another_command_refuses_an_unknown_option() -> None:
+    table = commands()
+    with pytest.raises(SystemExit) as refused:
+        parse(_build_parser(table), table, ["check", "-l", "debug"])
+    assert refused.value.code == 2
