@@ -905,7 +905,7 @@ def run_demo(settings: Settings, samples_file: Path = SAMPLES_FILE) -> int:
         )
         error = _execute(demo)
     if error is not None and not demo.fed:
-        console.print(f"[red]replygate demo: {error}[/]")
+        console.print(f"[red]replygate demo: error: {error}[/]")
         return 1
     results = {s.id: evaluate(s, demo.tracker.seen[s.id], demo.tracker.display) for s in samples}
     render(console, samples, results)
@@ -917,7 +917,7 @@ def run_demo(settings: Settings, samples_file: Path = SAMPLES_FILE) -> int:
     render_figures(console, figures)
     failed = _failures(console, samples, results, figures)
     if error is not None:
-        console.print(f"[red]replygate demo: {error}[/]")
+        console.print(f"[red]replygate demo: error: {error}[/]")
         failed.append("run")
     if failed:
         console.print(f"[red]FAILED: {', '.join(failed)}[/]")

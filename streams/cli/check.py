@@ -18,7 +18,7 @@ from typing import IO, TYPE_CHECKING, Any
 import orjson
 
 from streams.cli.command import Command, add_config, help_text
-from streams.errors import EXIT_FAILED, EXIT_USAGE, ConfigError, RuntimeFailure
+from streams.errors import EXIT_FAILED, EXIT_USAGE, ConfigError, ReplygateError, RuntimeFailure
 
 if TYPE_CHECKING:
     from streams.core.pipeline import Decision, Gate
@@ -160,8 +160,10 @@ def _gate(args: argparse.Namespace) -> tuple[Gate, Settings]:
     settings = load_settings(args.config, **overrides)
     try:
         return Gate(settings, DiskFiles.from_settings(settings.group(FileSettings))), settings
-    except (OSError, ValueError) as exc:
-        raise ConfigError(str(exc)) from None
+    except ReplygateError:
+        raise
+    except (OSError, ValueError) as exc:  # a root that cannot be resolved, a bad pattern
+        raise ConfigError(f"settings: {exc}") from None
 
 
 def _open(name: str) -> IO[bytes]:
