@@ -127,11 +127,12 @@ def _control_line(raw: bytes, limit: int) -> dict[str, Any] | None:
 
 def check_one(gate: Gate, settings: Settings, raw: bytes, line_no: int) -> Decision:
     """One line's decision; a TurnControl is checked as one (a cancel delivers nothing)."""
+    from streams.broker.topology import Topology
     from streams.core.pipeline import Decision, Source
 
     if _control_line(raw, settings.max_record_bytes) is None:
         return gate.check_line(raw, line_no, datetime.now(UTC))
-    source = Source(settings.topic("turns_control"), 0, line_no - 1)
+    source = Source(Topology.of(settings).control.name, 0, line_no - 1)
     control = gate.parse_control(raw, source)
     if isinstance(control, Decision):
         return control
