@@ -92,13 +92,15 @@ def test_the_core_venv_has_no_extra(core_venv: Path) -> None:
 
 def test_check_runs_on_the_core_distribution(core_venv: Path, tmp_path: Path) -> None:
     records = tmp_path / "replies.jsonl"
-    records.write_bytes(encode(raw_reply()) + b"\n" + b"not json\n")
+    cancel = {"turn_id": "t-9", "conversation_id": "c-7", "action": "cancel"}
+    records.write_bytes(encode(raw_reply()) + b"\nnot json\n" + encode(cancel) + b"\n")
     done = replygate(core_venv, "check", str(records), "--summary", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = [orjson.loads(line) for line in done.stdout.splitlines()]
     assert [(line["id"], line["verdict"]) for line in lines] == [
         ("t-42", "accepted"),
         (2, "dead_letter"),
+        ("t-9", "no_reply"),
     ]
     assert "accepted 1" in done.stderr and "not_json 1" in done.stderr
     strict = replygate(core_venv, "check", "--strict", str(records), cwd=tmp_path)
