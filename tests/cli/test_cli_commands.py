@@ -203,3 +203,55 @@ def test_another_command_refuses_an_unknown_option() -> None:
     with pytest.raises(SystemExit) as refused:
         parse(_build_parser(table), table, ["check", "-l", "debug"])
     assert refused.value.code == 2
+
+
+NO_EXTRAS = """
+import sys
+from importlib.abc import MetaPathFinder
+BLOCKED = ("faust", "mode", "aiokafka", "kafka", "httpx", "prometheus_client", "rocksdict", "rich")
+class Block(MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ImportError(f"blocked: {name}")
+        return None
+sys.meta_path.insert(0, Block())
+from streams.cli.main import main
+status = main(sys.argv[1:])
+print(sorted({m.split(".")[0] for m in sys.modules} & set(BLOCKED)), file=sys.stderr)
+sys.exit(status)
+"""
+
+
+def without_extras(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    """The command with the modules of every extra made unimportable (the fast twin of
+    tests/deploy/test_core_install.py, which installs the core distribution for real)."""
+    return subprocess.run(
+        [sys.executable, "-c", NO_EXTRAS, *args],
+        input=stdin,
+        capture_output=True,
+        cwd=REPO,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_check_and_schema_need_no_extra() -> None:
+    done = without_extras("check", "-", stdin=encode(raw_reply()))
+    assert done.returncode == 0, done.stderr.decode()
+    assert orjson.loads(done.stdout)["verdict"] == "accepted"
+    assert done.stderr.decode().splitlines()[-1] == "[]"
+    assert without_extras("schema", "text.plain.v1").returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("command", "extra"),
+    [(["worker"], "worker"), (["topics"], "worker"), (["deliveries", "im"], "endpoint")],
+)
+def test_a_command_without_its_extra_names_it(command: list[str], extra: str) -> None:
+    done = without_extras(*command)
+    assert done.returncode == 2
+    first = done.stderr.decode().splitlines()[0]
+    assert first == (
+        f"replygate {command[0]}: error: this command needs the {extra} extra: "
+        f"pip install 'replygate[{extra}]'"
+    )
