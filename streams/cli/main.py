@@ -52,7 +52,9 @@ def _build_parser(
         prog="replygate",
         description="A gate between LLM agents and the people they talk to: validates, masks "
         "and delivers model replies on Kafka.",
-        epilog="`replygate COMMAND -h` says what a command needs and what its exit status means.",
+        epilog="exit status: 0 done; 1 failed while running; 2 a usage error, a bad setting or a "
+        "missing extra. `replygate COMMAND -h` says what a command needs and what its exit "
+        "status means; docs/cli.md has it all.",
     )
     parser.add_argument("--version", action="version", version=f"replygate {replygate_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
