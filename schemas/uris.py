@@ -31,6 +31,8 @@ import re2
 
 from schemas.re2_spans import spans_finder
 
+# An RFC 3986 scheme and its colon, without the `//` of the schemes a link may use.
+_OTHER_SCHEME: Final = re2.compile(r"([A-Za-z][A-Za-z0-9+.-]{0,63}):")
 MAX_URI_LENGTH = 2048
 
 _NUM = r"(?:0|[1-9][0-9]*)"
@@ -141,6 +143,13 @@ def parse_uri(value: str) -> Uri | UriError:
         return UriError("non_canonical_uri", f"is a bare doc reference; write it as {hint}")
     scheme, sep, _ = value.partition("://")
     if not sep:
+        other = _OTHER_SCHEME.match(value)
+        if other is not None:  # `javascript:`, `data:`, `mailto:`: a scheme, just not ours
+            return UriError(
+                "invalid_uri",
+                f"has the scheme {other.group(1)[:20].lower()!r}, which is not allowed; expected "
+                "doc://, kg://, inno://, skill://, http:// or https://",
+            )
         return UriError(
             "invalid_uri",
             "has no scheme; expected doc://, kg://, inno://, skill://, http:// or https://",

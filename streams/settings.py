@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
+from collections.abc import Mapping
 from contextvars import ContextVar
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
+    EnvSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
     YamlConfigSettingsSource,
 )
+
+from streams.errors import ConfigError as ConfigError
 
 MiB = 1024 * 1024
 
@@ -32,10 +40,6 @@ EXACTLY_ONCE_REFUSED = (
     "gets exactly one outcome, a repeat is the identical record with the same delivery_id, and "
     "an endpoint that drops repeats by delivery_id sees it once."
 )
-
-
-class ConfigError(ValueError):
-    """A setting the worker cannot run with; the message says why and what to use."""
 
 
 class TopicNames(BaseModel):
@@ -105,17 +109,14 @@ class EndpointSettings(BaseModel):
     batch_max_records: int = Field(default=100, ge=1, le=10_000)
 
 
-class Settings(BaseSettings):
-    """Everything a worker or `replygate check` needs; environment wins over the config file."""
+G = TypeVar("G", bound=BaseModel)
 
-    model_config = SettingsConfigDict(
-        env_prefix="REPLYGATE_",
-        env_nested_delimiter="__",
-        extra="forbid",
-        validate_default=True,
-    )
 
-    # Kafka and topology
+class KafkaSettings(BaseModel):
+    """The broker and the topology: what `topics`, the worker and the endpoint connect to."""
+
+    model_config = ConfigDict(extra="forbid")
+
     kafka_bootstrap_servers: str = "localhost:9092"
     kafka_security: KafkaSecurity = KafkaSecurity()
     app_id: str = "replygate"
@@ -127,26 +128,51 @@ class Settings(BaseSettings):
     closed_platforms: bool = False
     partitions: int = Field(default=8, ge=1, le=1024)
     replication_factor: int = Field(default=1, ge=1, le=16)
-    processing_guarantee: Literal["at_least_once", "exactly_once"] = "at_least_once"
-    data_dir: Path = Path(".run/worker-data")
-    store: str = "memory://"
+
+    def topic(self, name: str) -> str:
+        """The real topic name for a logical name (`replies_raw`, ..., or `delivery.<platform>`)."""
+        if name.startswith("delivery."):
+            return self.topic_prefix + self.topics.delivery_prefix + name.split(".", 1)[1]
+        value: str = getattr(self.topics, name)
+        return self.topic_prefix + value
+
+    def delivery_topic(self, platform: str) -> str:
+        return self.topic_prefix + self.topics.delivery_prefix + platform
+
+
+class BoundsSettings(BaseModel):
+    """The size bounds of records in and out."""
+
+    model_config = ConfigDict(extra="forbid")
 
     # Bounds: every input is someone's attack
     max_record_bytes: int = Field(default=1 * MiB, ge=1024)
     # Outputs can outgrow their input (a correction request adds instructions and a schema,
     # masking can lengthen text): output topics and the producer allow this much.
     max_output_bytes: int = Field(default=8 * MiB, ge=1 * MiB)
-    max_attachment_bytes: int = Field(default=25 * MiB, ge=1)
-    max_csv_bytes: int = Field(default=256 * 1024, ge=1)
     dead_letter_record_bytes: int = Field(default=64 * 1024, ge=1024)
+
+
+class FileSettings(BaseModel):
+    """The file stage: where media and workspaces are, and how much of them may be read."""
+
+    model_config = ConfigDict(extra="forbid")
 
     # Files the gate may read
     workspaces_root: Path = Path("workspaces")
     media_root: Path = Path("media")
+    max_attachment_bytes: int = Field(default=25 * MiB, ge=1)
+    max_csv_bytes: int = Field(default=256 * 1024, ge=1)
+    attachment_unavailable_text: str = "[attachment unavailable]"
+
+
+class TurnSettings(BaseModel):
+    """The correction loop and the turn state: deadlines, horizons, the host's notice."""
+
+    model_config = ConfigDict(extra="forbid")
 
     # Correction loop
     correction_deadline_seconds: float = Field(default=30.0, gt=0, le=3600)
-    deadline_scan_interval_seconds: float = Field(default=0.5, gt=0, le=60)
 
     # Turn state: a finished turn is remembered this long (broker time), then forgotten; a
     # reply older than this is a dead letter (`turn_expired`), never a second delivery.
@@ -154,6 +180,28 @@ class Settings(BaseSettings):
     # Agents' clocks may run this far ahead of the broker's: a finished turn is kept this much
     # longer than the horizon, so a repeat of its reply is known as too old before it is gone.
     state_clock_skew_seconds: float = Field(default=3600.0, ge=0, le=86400.0)
+
+    # Host texts (never model text)
+    failure_notice_text: str = (
+        "Sorry, I could not put together a proper answer this time. Please try again."
+    )
+
+    @property
+    def state_keep(self) -> timedelta:
+        """How long a finished turn's state is kept: the horizon plus the allowed clock skew."""
+        return timedelta(seconds=self.state_horizon_seconds + self.state_clock_skew_seconds)
+
+
+class WorkerSettings(BaseModel):
+    """The worker's knobs, as one group: its store, batches, fetches, sends and timeouts."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    processing_guarantee: Literal["at_least_once", "exactly_once"] = "at_least_once"
+    data_dir: Path = Path(".run/worker-data")
+    store: str = "memory://"
+
+    deadline_scan_interval_seconds: float = Field(default=0.5, gt=0, le=60)
 
     # The hot path: records judged together, written once per turn, acknowledged together.
     batch_max_records: int = Field(default=500, ge=1, le=100_000)
@@ -178,11 +226,15 @@ class Settings(BaseSettings):
     # worker, so that its restart reads it again (a guard against a stalled fetch).
     stall_seconds: float = Field(default=60.0, ge=5, le=3600)
 
-    # Host texts (never model text)
-    failure_notice_text: str = (
-        "Sorry, I could not put together a proper answer this time. Please try again."
-    )
-    attachment_unavailable_text: str = "[attachment unavailable]"
+    # Operations
+    metrics_port: int = Field(default=9108, ge=0, le=65535)
+    shutdown_timeout_seconds: float = Field(default=20.0, gt=0, le=600)
+
+
+class ContractSettings(BaseModel):
+    """Leak masking and the contracts a deployment registers."""
+
+    model_config = ConfigDict(extra="forbid")
 
     # Leak masking: literal values (canaries, known secrets) and extra patterns (rule id -> regex)
     leak_literals: list[SecretStr] = Field(default_factory=list)
@@ -209,13 +261,33 @@ class Settings(BaseSettings):
     # Contracts a deployment brings as JSON Schema files (draft 2020-12)
     schema_contracts: list[SchemaContractEntry] = Field(default_factory=list, max_length=100)
 
+
+# The groups in reverse: pydantic lists the fields of the last base first.
+class Settings(
+    ContractSettings,
+    WorkerSettings,
+    TurnSettings,
+    FileSettings,
+    BoundsSettings,
+    KafkaSettings,
+    BaseSettings,
+):
+    """Everything, flat: one REPLYGATE_* variable or config key per setting, as always.
+
+    Each part takes only its own group (`KafkaSettings`, `WorkerSettings`, ...): a function
+    typed with a group sees that group, and `group()` hands a part nothing else.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="REPLYGATE_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
     corrector: CorrectorSettings = CorrectorSettings()
 
     endpoint: EndpointSettings = EndpointSettings()
-
-    # Operations
-    metrics_port: int = Field(default=9108, ge=0, le=65535)
-    shutdown_timeout_seconds: float = Field(default=20.0, gt=0, le=600)
 
     config_file: Path | None = None
 
@@ -228,22 +300,11 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, *_config_sources(_config_file.get()))
+        return (init_settings, _EnvSource(settings_cls), *_config_sources(_config_file.get()))
 
-    @property
-    def state_keep(self) -> timedelta:
-        """How long a finished turn's state is kept: the horizon plus the allowed clock skew."""
-        return timedelta(seconds=self.state_horizon_seconds + self.state_clock_skew_seconds)
-
-    def topic(self, name: str) -> str:
-        """The real topic name for a logical name (`replies_raw`, ..., or `delivery.<platform>`)."""
-        if name.startswith("delivery."):
-            return self.topic_prefix + self.topics.delivery_prefix + name.split(".", 1)[1]
-        value: str = getattr(self.topics, name)
-        return self.topic_prefix + value
-
-    def delivery_topic(self, platform: str) -> str:
-        return self.topic_prefix + self.topics.delivery_prefix + platform
+    def group(self, kind: type[G]) -> G:
+        """Only one group's settings, for the part that owns them (already validated)."""
+        return kind.model_construct(**{name: getattr(self, name) for name in kind.model_fields})
 
     def schema_path(self, entry: SchemaContractEntry) -> Path:
         """A schema file's path: relative ones are read beside the config file."""
@@ -275,14 +336,96 @@ def _config_sources(path: Path | None) -> tuple[PydanticBaseSettingsSource, ...]
 
 _config_file: ContextVar[Path | None] = ContextVar("replygate_config_file", default=None)
 
+ENV_PREFIX = "REPLYGATE_"
+# REPLYGATE_* variables that are not settings: the worker's log level, the crash tests'
+# failpoint, the image name of the Compose file.
+OTHER_VARIABLES = frozenset({"REPLYGATE_LOGLEVEL", "REPLYGATE_FAILPOINT", "REPLYGATE_IMAGE"})
+
+
+def _is_scalar_list(annotation: Any) -> bool:
+    """`list[str]`, `list[SecretStr]`: a list whose items a comma-separated value can spell."""
+    args = getattr(annotation, "__args__", ())
+    return getattr(annotation, "__origin__", None) is list and args in ((str,), (SecretStr,))
+
+
+class _EnvSource(EnvSettingsSource):
+    """The environment as pydantic-settings reads it, plus `a,b` for a list of words: a value
+    that is not a JSON array is split at its commas (`REPLYGATE_PLATFORMS=im,web`)."""
+
+    def decode_complex_value(self, field_name: str, field: FieldInfo, value: Any) -> Any:
+        if (
+            isinstance(value, str)
+            and _is_scalar_list(field.annotation)
+            and not value.lstrip().startswith("[")
+        ):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return super().decode_complex_value(field_name, field, value)
+
+
+def setting_variables(model: type[BaseModel] = Settings, prefix: str = ENV_PREFIX) -> set[str]:
+    """Every environment variable that names a setting: `REPLYGATE_PARTITIONS`, and for a
+    group both `REPLYGATE_CORRECTOR` (JSON) and `REPLYGATE_CORRECTOR__MODEL`."""
+    names: set[str] = set()
+    for name, info in model.model_fields.items():
+        variable = prefix + name.upper()
+        names.add(variable)
+        annotation = info.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            names |= setting_variables(annotation, variable + "__")
+    return names
+
+
+def unknown_variable(environ: Mapping[str, str]) -> str | None:
+    """The first REPLYGATE_* variable that names no setting, said with the closest one."""
+    known = setting_variables() | OTHER_VARIABLES
+    for variable in sorted(environ):
+        upper = variable.upper()
+        if not upper.startswith(ENV_PREFIX) or upper in known:
+            continue
+        close = difflib.get_close_matches(upper, sorted(known), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        return f"environment variable {variable[:100]} names no setting{hint}"
+    return None
+
+
+def settings_problem(exc: ValidationError) -> str:
+    """One line for a settings error: each bad setting and why, never pydantic's whole report
+    (and never the value: it may be a secret)."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in err['loc']) or 'settings'}: {err['msg']}"
+        for err in exc.errors(include_url=False)
+    )
+
+
+def _not_json(message: str) -> str:
+    """pydantic-settings' parse error, naming the variable instead of its own source class."""
+    field = re.search(r'field "([^"]+)"', message)
+    if field is None:
+        return " ".join(message.split())
+    return f"{ENV_PREFIX}{field.group(1).upper()}: the value is not valid JSON"
+
 
 def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Settings:
-    """Settings from defaults < config file (TOML/YAML) < REPLYGATE_* environment < overrides."""
+    """Settings from defaults < config file (TOML/YAML) < REPLYGATE_* environment < overrides.
+
+    Raises ConfigError with one line: an unknown REPLYGATE_* variable is refused like an
+    unknown key in the file, since a misspelt one would otherwise be ignored without a word.
+    """
+    problem = unknown_variable(os.environ)
+    if problem is not None:
+        raise ConfigError(f"settings: {problem}")
     raw = config_file or os.environ.get("REPLYGATE_CONFIG_FILE") or None
     path = Path(raw) if raw else None
-    _config_sources(path)  # fail early, with the file's name, before pydantic-settings reads it
+    try:
+        _config_sources(path)  # fail early, with the file's name, before pydantic-settings
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"settings: {exc}") from None
     token = _config_file.set(path)
     try:
         return Settings(**overrides, config_file=path)
+    except ValidationError as exc:
+        raise ConfigError(f"settings: {settings_problem(exc)}") from None
+    except SettingsError as exc:  # a variable whose value is not JSON
+        raise ConfigError(f"settings: {_not_json(str(exc))}") from None
     finally:
         _config_file.reset(token)

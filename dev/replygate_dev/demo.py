@@ -469,7 +469,6 @@ def worker_env(settings: Settings, root: Path, base_url: str, metrics_port: int)
         "REPLYGATE_CORRECTOR__API_KEY": "demo-key-not-a-secret",
         "REPLYGATE_CORRECTOR__TIMEOUT_SECONDS": str(CORRECTOR_TIMEOUT_SECONDS),
         "REPLYGATE_METRICS_PORT": str(metrics_port),
-        "REPLYGATE_WEB_PORT": str(free_port()),
         "REPLYGATE_SCHEMA_CONTRACTS": orjson.dumps(
             [entry.model_dump(mode="json", by_alias=True) for entry in settings.schema_contracts]
         ).decode(),
@@ -926,7 +925,7 @@ def run_demo(settings: Settings, samples_file: Path = SAMPLES_FILE) -> int:
         )
         error = _execute(demo)
     if error is not None and not demo.fed:
-        console.print(f"[red]replygate demo: {error}[/]")
+        console.print(f"[red]replygate demo: error: {error}[/]")
         return 1
     results = {s.id: evaluate(s, demo.tracker.seen[s.id], demo.tracker.display) for s in samples}
     render(console, samples, results)
@@ -938,7 +937,7 @@ def run_demo(settings: Settings, samples_file: Path = SAMPLES_FILE) -> int:
     render_figures(console, figures)
     failed = _failures(console, samples, results, figures)
     if error is not None:
-        console.print(f"[red]replygate demo: {error}[/]")
+        console.print(f"[red]replygate demo: error: {error}[/]")
         failed.append("run")
     if failed:
         console.print(f"[red]FAILED: {', '.join(failed)}[/]")

@@ -14,7 +14,7 @@ import ssl
 import threading
 from typing import Any
 
-from streams.settings import KafkaSecurity, Settings
+from streams.settings import KafkaSecurity, KafkaSettings, WorkerSettings
 
 MASK = "**********"
 TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
@@ -149,7 +149,7 @@ def ssl_context(security: KafkaSecurity) -> ssl.SSLContext | None:
     return context
 
 
-def aiokafka_options(settings: Settings) -> dict[str, Any]:
+def aiokafka_options(settings: KafkaSettings) -> dict[str, Any]:
     """Keyword arguments for AIOKafkaProducer/Consumer/AdminClient."""
     security = settings.kafka_security
     context = ssl_context(security)  # checks the settings first
@@ -166,7 +166,7 @@ def aiokafka_options(settings: Settings) -> dict[str, Any]:
     return options
 
 
-def fetch_options(settings: Settings) -> dict[str, int]:
+def fetch_options(settings: WorkerSettings) -> dict[str, int]:
     """How long a group consumer's fetch waits for records (AIOKafkaConsumer keywords): the
     worker's, and the benchmark baselines' that must fetch as it does."""
     return {
@@ -175,7 +175,7 @@ def fetch_options(settings: Settings) -> dict[str, int]:
     }
 
 
-def faust_broker_options(settings: Settings) -> dict[str, Any]:
+def faust_broker_options(settings: KafkaSettings) -> dict[str, Any]:
     """`broker` and `broker_credentials` for faust.App."""
     import faust
 

@@ -15,6 +15,8 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
+from streams.errors import RuntimeFailure
+
 DEFAULT_SECONDS: Final = 30.0
 PAUSE_SECONDS: Final = 0.2
 TOPIC_ALREADY_EXISTS: Final = 36
@@ -23,7 +25,7 @@ T = TypeVar("T")
 K = TypeVar("K")
 
 
-class KafkaNotReady(Exception):
+class KafkaNotReady(RuntimeFailure):
     """The broker kept answering "not yet" past the bound; the message says what and why."""
 
 

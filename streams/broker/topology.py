@@ -19,6 +19,7 @@ from types import MappingProxyType
 from streams.broker.options import aiokafka_options
 from streams.broker.ready import KafkaNotReady, create_errors, describe, retry, wait_for_leaders
 from streams.core.batch import deadline_topic
+from streams.errors import RuntimeFailure
 from streams.settings import Settings
 
 # The worker's turn table; Faust names its changelog `<app_id>-<table>-changelog`.
@@ -199,7 +200,7 @@ class Topology:
         return self.settings.topic_prefix + name
 
 
-class TopicsRefused(Exception):
+class TopicsRefused(RuntimeFailure):
     """The broker refused to create some topics (a policy, a bad config); the message names them."""
 
 
@@ -269,8 +270,8 @@ def run_topics(settings: Settings) -> int:
         return 1
     except (KafkaError, KafkaNotReady, TopicsRefused, OSError) as exc:
         print(
-            f"replygate topics: cannot create the topics on {settings.kafka_bootstrap_servers}: "
-            f"{describe(exc)}",
+            "replygate topics: error: cannot create the topics on "
+            f"{settings.kafka_bootstrap_servers}: {describe(exc)}",
             file=sys.stderr,
         )
         return 1

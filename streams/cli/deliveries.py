@@ -15,8 +15,11 @@ import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Final
+from typing import IO, TYPE_CHECKING, Final
 from urllib.parse import urlsplit
+
+from streams.cli.command import Command, add_config, help_text
+from streams.errors import ConfigError
 
 if TYPE_CHECKING:
     from schemas.contract import ReplyContract
@@ -32,11 +35,8 @@ MAX_GROUP_CHARS: Final = 200
 log = logging.getLogger("replygate.deliveries")
 
 
-def add_parser(commands: Any) -> None:
-    """The `deliveries` subcommand on `replygate`'s parser."""
-    parser = commands.add_parser(
-        "deliveries", help="hand each delivery of a platform on once (stdout or a webhook)"
-    )
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """The `deliveries` subcommand's arguments."""
     parser.add_argument("platform", help="reads delivery.<PLATFORM>")
     parser.add_argument("--group", help="the consumer group (replygate-endpoint-<PLATFORM>)")
     parser.add_argument(
@@ -48,7 +48,7 @@ def add_parser(commands: Any) -> None:
         action="store_true",
         help="a group without committed offsets starts at the oldest delivery, not the newest",
     )
-    parser.add_argument("--config", type=Path, help="a TOML or YAML settings file")
+    add_config(parser)
 
 
 def is_webhook_url(url: str) -> bool:
@@ -83,35 +83,27 @@ def argument_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _usage(message: str) -> int:
-    print(f"replygate deliveries: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
-
-
 def run_deliveries(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     """Check everything that can be checked before connecting, then read until stopped."""
-    from pydantic import ValidationError
-
     from streams.broker.options import aiokafka_options
-    from streams.cli.main import settings_problem
     from streams.core.contracts import build_registry
     from streams.endpoint.dedup import SeenIds, StateFileError
     from streams.settings import load_settings
 
     problem = argument_problem(args)
     if problem is not None:
-        return _usage(problem)
+        raise ConfigError(problem)
+    settings = load_settings(args.config)
+    contracts = build_registry(settings)
     try:
-        settings = load_settings(args.config)
-        contracts = build_registry(settings)
         aiokafka_options(settings)  # the security settings, checked before connecting
-    except (OSError, ValueError, ValidationError) as exc:
-        return _usage(f"settings: {settings_problem(exc)}")
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"settings: {exc}") from None
     state = args.state or Path(f"deliveries-{args.platform}.sqlite")
     try:
         seen = SeenIds(state, settings.endpoint.horizon_seconds)
     except StateFileError as exc:
-        return _usage(f"--state: {exc}")
+        raise ConfigError(f"--state: {exc}") from None
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s"
     )
@@ -132,7 +124,7 @@ async def _read(
     seen: SeenIds,
     stdout: IO[bytes],
 ) -> int:
-    from streams.endpoint.deliveries import CannotConnect, Endpoint
+    from streams.endpoint.deliveries import Endpoint
     from streams.endpoint.handoff import HandOff, StreamHandOff, WebhookHandOff
 
     stop = asyncio.Event()
@@ -163,17 +155,37 @@ async def _read(
     )
     try:
         counts = await endpoint.run()
-    except CannotConnect as exc:
-        print(f"replygate deliveries: {exc}", file=sys.stderr)
-        return EXIT_FAILED
     except BrokenPipeError:
         # Nothing more can be written: the delivery in progress was not recorded, so the next
         # start hands it on again. Point stdout at /dev/null so the exit's flush stays quiet.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        print("replygate deliveries: standard output was closed; stopping", file=sys.stderr)
+        print("replygate deliveries: error: standard output was closed; stopping", file=sys.stderr)
         return EXIT_FAILED
     finally:
         if webhook is not None:
             await webhook.close()
     log.info("stopped: %s", counts.line())
     return EXIT_OK
+
+
+COMMAND = Command(
+    name="deliveries",
+    summary="hand each delivery of a platform on once (stdout or a webhook)",
+    description=(
+        "Read delivery.<PLATFORM>, re-validate each Delivery against its contract, drop a\n"
+        "repeat by delivery_id, and hand each on once: one JSON line on standard output, or\n"
+        "a POST to --webhook (retried until it answers 2xx)."
+    ),
+    help=help_text(
+        "  kafka_bootstrap_servers, kafka_security.*; topic_prefix; endpoint.horizon_seconds,\n"
+        "  endpoint.connect_timeout_seconds, endpoint.webhook_* (docs/settings.md).",
+        "  0  stopped by SIGINT or SIGTERM\n"
+        "  1  the broker could not be reached within the bound, or the output closed\n"
+        "  2  a bad argument or setting, or the endpoint extra is not installed",
+        "replygate deliveries im --webhook http://bot:8080/deliveries",
+    ),
+    arguments=arguments,
+    run=run_deliveries,
+    extra="endpoint",
+    needs=("aiokafka", "httpx"),
+)

@@ -1,60 +1,79 @@
-"""`replygate worker`: Faust's own worker command on `streams.app`, plus `--config`."""
+"""`replygate worker`: Faust's own worker command on `streams.app`, plus `--config`.
+
+`-h` is replygate's help here, never Faust's `--web-host`: asking for help starts nothing.
+"""
 
 from __future__ import annotations
 
+import argparse
 import os
-import sys
 from collections.abc import Sequence
+from typing import IO
+
+from streams.cli.command import Command, add_config, help_text
+from streams.errors import ConfigError
 
 
-def split_config(argv: Sequence[str]) -> tuple[str | None, list[str]]:
-    """Take our `--config FILE` out; every other option is Faust's."""
-    rest: list[str] = []
-    config: str | None = None
-    args = iter(argv)
-    for arg in args:
-        if arg == "--config":
-            config = next(args, None)
-            if config is None:
-                raise SystemExit("replygate worker: --config needs a file")
-        elif arg.startswith("--config="):
-            config = arg.split("=", 1)[1]
-        else:
-            rest.append(arg)
-    return config, rest
+def arguments(parser: argparse.ArgumentParser) -> None:
+    add_config(parser)
+
+
+def faust_argv(faust_args: Sequence[str], loglevel: str) -> list[str]:
+    """Faust's worker options with replygate's defaults: no Faust web server (replygate serves
+    /metrics, /livez and /readyz itself on metrics_port; Faust's would take port 6066 on every
+    worker, so a second worker on a host could not start) and a log level."""
+    args = list(faust_args)
+    if not any(a == "--with-web" or a.startswith("--web-port") for a in args):
+        args.append("--without-web")
+    if not any(a in ("-l", "--loglevel") or a.startswith("--loglevel=") for a in args):
+        args += ["--loglevel", loglevel]
+    return args
+
+
+def run(args: argparse.Namespace, stdout: IO[bytes]) -> int:
+    from streams.core.contracts import build_registry
+    from streams.settings import EXACTLY_ONCE_REFUSED, load_settings
+
+    if args.config is not None:
+        os.environ["REPLYGATE_CONFIG_FILE"] = str(args.config)
+    settings = load_settings()
+    build_registry(settings)  # a bad contract stops the worker here, before Faust starts
+    if settings.processing_guarantee == "exactly_once":
+        raise ConfigError(EXACTLY_ONCE_REFUSED)
+    from faust.cli.faust import cli
+
+    argv = faust_argv(args.passed_on, os.environ.get("REPLYGATE_LOGLEVEL", "info"))
+    cli.main(args=["-A", "streams.app", "worker", *argv], prog_name="replygate worker")
+    return 0
 
 
 def run_worker(argv: Sequence[str]) -> int:
-    config, faust_args = split_config(argv)
-    if config is not None:
-        os.environ["REPLYGATE_CONFIG_FILE"] = config
-    from pydantic import ValidationError
+    """`replygate worker ARGS`, as the command line runs it."""
+    from streams.cli.main import main
 
-    from streams.cli.main import settings_problem
-    from streams.settings import EXACTLY_ONCE_REFUSED, load_settings
+    return main(["worker", *argv])
 
-    try:
-        settings = load_settings()
-    except (OSError, ValueError, ValidationError) as exc:
-        print(f"replygate worker: settings: {settings_problem(exc)}", file=sys.stderr)
-        return 2
-    from streams.core.contracts import build_registry
 
-    try:
-        build_registry(settings)  # a bad contract stops the worker here, before Faust starts
-    except ValueError as exc:
-        print(f"replygate worker: settings: {exc}", file=sys.stderr)
-        return 2
-    if settings.processing_guarantee == "exactly_once":
-        print(f"replygate worker: {EXACTLY_ONCE_REFUSED}", file=sys.stderr)
-        return 2
-    # replygate serves /metrics, /livez and /readyz itself (metrics_port); Faust's own web
-    # server would take port 6066 on every worker, so a second worker on a host could not start.
-    if not any(a == "--with-web" or a.startswith("--web-port") for a in faust_args):
-        faust_args = [*faust_args, "--without-web"]
-    if not any(a in ("-l", "--loglevel") or a.startswith("--loglevel=") for a in faust_args):
-        faust_args = [*faust_args, "--loglevel", os.environ.get("REPLYGATE_LOGLEVEL", "info")]
-    from faust.cli.faust import cli
-
-    cli.main(args=["-A", "streams.app", "worker", *faust_args], prog_name="replygate worker")
-    return 0
+COMMAND = Command(
+    name="worker",
+    summary="run the stream processor (a Faust worker); Faust's worker options pass through",
+    description=(
+        "Run the stream processor: the same as `faust -A streams.app worker`. Options other\n"
+        "than --config go to Faust's worker (--loglevel, --with-web, ...); -h is this help."
+    ),
+    help=help_text(
+        "  kafka_bootstrap_servers, kafka_security.*; app_id; topic_prefix; partitions;\n"
+        "  workspaces_root, media_root; correction_deadline_seconds; corrector.*;\n"
+        "  metrics_port; store, data_dir; batch_*, fetch_*, producer_* (docs/settings.md).\n"
+        "  REPLYGATE_LOGLEVEL sets the log level (info).",
+        "  0  stopped by SIGINT or SIGTERM\n"
+        "  1  a send or the broker failed while running (the next owner replays the input)\n"
+        "  2  a bad setting or contract, or the worker extra is not installed",
+        "REPLYGATE_KAFKA_BOOTSTRAP_SERVERS=kafka:9092 replygate worker --config gate.toml",
+    ),
+    arguments=arguments,
+    run=run,
+    extra="worker",
+    needs=("faust", "aiokafka", "prometheus_client"),
+    passes_options_on=True,
+)

@@ -15,6 +15,7 @@ import orjson
 from schemas.contract import ReplyContract
 from schemas.registry import BUILTIN_CONTRACTS, BUILTIN_NAMES
 from schemas.schema_contract import SchemaContract, SchemaError
+from streams.errors import ConfigError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 MAX_SCHEMA_BYTES: Final = 1024 * 1024
 
 
-class ContractLoadError(ValueError):
+class ContractLoadError(ConfigError):
     """A registered contract could not be imported or does not look like a contract."""
 
 

@@ -32,6 +32,7 @@ from schemas.errors import child_path
 from schemas.re2_spans import spans_finder
 from streams.core.leak_rules import BUILTIN_RULES, Reject, is_placeholder
 from streams.core.leak_views import View, decoded_text, decoded_views, may_hide
+from streams.errors import ConfigError
 
 if TYPE_CHECKING:
     from streams.settings import Settings
@@ -56,7 +57,7 @@ _MARKER_OPEN = "[REDACTED:"
 _MARKER = re.compile(r"\[REDACTED:([a-z0-9]+(?:-[a-z0-9]+)*)\]")
 
 
-class LeakRuleError(ValueError):
+class LeakRuleError(ConfigError):
     """A deployment's leak rule is unusable; names the rule, never the pattern or the value."""
 
     def __init__(self, rule_id: str, reason: str) -> None:

@@ -65,6 +65,8 @@ Action = Literal[
 ]
 DeliveryKind = Literal["reply", "failure_notice", "progress"]
 
+# How many registered contracts an `unknown_contract` message lists.
+_KNOWN_LISTED = 20
 # How much of an error list a dead letter's `detail` may carry.
 _DETAIL_MAX_CHARS = 4000
 # Beyond a dead letter's cut, how much is still masked so a secret across the cut is caught.
@@ -351,7 +353,9 @@ class Gate:
             return self.dead_letter(raw, source, "invalid_envelope", [issue], record_id)
         contract = self.contracts.get(reply.contract)
         if contract is None:
-            issue = Issue("contract", "unknown_contract", f"{reply.contract!r} is not registered")
+            known = ", ".join(sorted(self.contracts)[:_KNOWN_LISTED])
+            message = f"{reply.contract!r} is not registered; known: {known}"
+            issue = Issue("contract", "unknown_contract", message)
             return self.dead_letter(raw, source, "unknown_contract", [issue], record_id)
         kind_issues = progress_envelope_issues(reply)
         if kind_issues:

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
+from streams.errors import ConfigError
+
 SCHEMA_VERSION: Final = 1
 PRUNE_BATCH: Final = 1_000
 # How long a second process on the same file waits for the write lock before giving up.
@@ -28,7 +30,7 @@ CREATE INDEX IF NOT EXISTS seen_by_time ON seen (seen_at);
 """
 
 
-class StateFileError(ValueError):
+class StateFileError(ConfigError):
     """The state file cannot be opened as a deliveries database; the message names it."""
 
 

@@ -36,6 +36,7 @@ from streams.broker.topology import Topology
 from streams.core.leaks import Masker
 from streams.endpoint.dedup import SeenIds
 from streams.endpoint.handoff import HandOff, Stopped, delivery_line
+from streams.errors import RuntimeFailure
 from streams.ops import failpoints
 from streams.settings import Settings
 
@@ -50,7 +51,7 @@ POLL_MS: Final = 500
 FETCH_SLACK_BYTES: Final = 1024 * 1024
 
 
-class CannotConnect(Exception):
+class CannotConnect(RuntimeFailure):
     """The broker did not answer within the bound; the message names it and who asked."""
 
 

@@ -45,7 +45,7 @@ import orjson
 
 from schemas.errors import Issue, child_path, json_path
 from schemas.rich_output import CsvChartBlock, RichOutputArgs
-from streams.files.paths import FileRefused, read_regular, resolve_inside
+from streams.files.paths import FileRefused, read_regular, reason, resolve_inside
 
 DEFAULT_MAX_CSV_BYTES = 256 * 1024
 MAX_SNAPSHOT_BYTES = 64 * 1024
@@ -95,7 +95,7 @@ def resolve_workspace(workspace_dir: Path) -> str:
         real = os.path.realpath(workspace_dir, strict=True)
     except (OSError, ValueError, RuntimeError) as exc:
         raise CsvProblem(
-            "workspace_unavailable", f"the workspace cannot be opened: {exc}"
+            "workspace_unavailable", f"the workspace cannot be opened: {reason(exc)}"
         ) from None
     if not os.path.isdir(real):
         raise CsvProblem("workspace_unavailable", "the workspace is not a folder")

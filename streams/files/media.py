@@ -21,7 +21,7 @@ from schemas.errors import Notice, json_path
 from streams.files.paths import FileRefused, read_regular, resolve_inside
 
 if TYPE_CHECKING:
-    from streams.settings import Settings
+    from streams.settings import FileSettings
 
 MEDIA_SEGMENT_TYPES: Final = frozenset({"image", "audio", "video", "file"})
 SNIFF_BYTES: Final = 16  # enough for every magic number below (WAV/WebP need 12)
@@ -42,7 +42,7 @@ class MediaPolicy:
     unavailable_text: str
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> MediaPolicy:
+    def from_settings(cls, settings: FileSettings) -> MediaPolicy:
         return cls(
             media_root=Path(settings.media_root),
             max_attachment_bytes=settings.max_attachment_bytes,

@@ -31,6 +31,18 @@ class FileRefused(Exception):
         self.detail = detail
 
 
+def reason(exc: BaseException) -> str:
+    """Why an OS call failed, without the path it names: outputs go to the agent, and the
+    worker's absolute paths are not the agent's business (it names files as it wrote them)."""
+    if isinstance(exc, OSError):
+        return exc.strerror or errno.errorcode.get(exc.errno or 0, "") or type(exc).__name__
+    if isinstance(exc, RuntimeError):  # `realpath(strict=True)` on a loop names the path too
+        return "a symlink loop"
+    if isinstance(exc, ValueError):  # an embedded NUL byte: the message names no path
+        return str(exc)[:200]
+    return type(exc).__name__
+
+
 def within(root: str, path: str) -> bool:
     """Whether the real path `path` stays in the real directory `root` (the root included: it
     is not outside, and the regular-file check refuses it)."""
@@ -48,7 +60,7 @@ def resolve_inside(root: str, relative: str, *, strict: bool) -> str:
         raise FileRefused("loop") from None
     except (OSError, ValueError) as exc:
         kind: Refusal = "loop" if getattr(exc, "errno", None) == errno.ELOOP else "unreadable"
-        raise FileRefused(kind, f"the file cannot be resolved: {exc}") from None
+        raise FileRefused(kind, f"the file cannot be resolved: {reason(exc)}") from None
     if not within(root, real):
         raise FileRefused("outside")
     return real
@@ -60,7 +72,7 @@ def read_regular(real: str, read_limit: int, size_limit: int | None = None) -> b
     try:
         before = os.stat(real)
     except (OSError, ValueError) as exc:
-        raise FileRefused("unreadable", f"the file cannot be examined: {exc}") from None
+        raise FileRefused("unreadable", f"the file cannot be examined: {reason(exc)}") from None
     _check(before, size_limit)
     try:
         fd = os.open(real, _OPEN_FLAGS)

@@ -25,6 +25,7 @@ from schemas.paths import check_folder_name
 from schemas.records import ToolCall
 from schemas.rich_output import TOOL_NAME, validate_rich_output
 from streams.files.csv_snapshot import DEFAULT_MAX_CSV_BYTES, snapshot_charts
+from streams.files.paths import reason
 
 ACCEPTED_TEXT = "Rich output accepted."
 MAX_LISTED_ISSUES = 50
@@ -59,7 +60,9 @@ def _workspace_dir(root: Path, name: str) -> tuple[Path | None, list[Issue]]:
         real_root = os.path.realpath(root, strict=True)
         real = os.path.realpath(root / name, strict=True)
     except (OSError, ValueError, RuntimeError) as exc:
-        return None, [Issue("workspace", "workspace_unavailable", f"cannot be opened: {exc}")]
+        return None, [
+            Issue("workspace", "workspace_unavailable", f"cannot be opened: {reason(exc)}")
+        ]
     if real == real_root or os.path.commonpath([real_root, real]) != real_root:
         return None, [
             Issue("workspace", "workspace_outside_root", "resolves outside the workspaces root")

@@ -15,7 +15,7 @@ from streams.files.media import MediaPolicy, inspect_media
 from streams.files.rich_output_tool import RichOutputDecision, run_rich_output
 
 if TYPE_CHECKING:
-    from streams.settings import Settings
+    from streams.settings import FileSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +27,7 @@ class DiskFiles:
     max_csv_bytes: int
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> DiskFiles:
+    def from_settings(cls, settings: FileSettings) -> DiskFiles:
         return cls(
             MediaPolicy.from_settings(settings),
             settings.workspaces_root.resolve(),

@@ -147,7 +147,7 @@ def test_topics_without_a_broker_is_one_clear_line_not_a_traceback() -> None:
         timeout=60,
     )
     assert done.returncode == 1
-    assert "replygate topics: cannot create the topics on 127.0.0.1:" in done.stderr
+    assert "replygate topics: error: cannot create the topics on 127.0.0.1:" in done.stderr
     assert "Traceback" not in done.stdout + done.stderr
 
 

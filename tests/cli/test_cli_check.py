@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from streams.cli.main import _lines
+from streams.cli.check import lines as _lines
 from tests.support.samples import SALES_CSV, csv_chart_arguments, encode, raw_reply, tool_call
 
 REPO = Path(__file__).resolve().parents[2]
@@ -267,5 +267,5 @@ def test_an_unwritable_output_is_not_an_unreadable_input(tmp_path: Path) -> None
         )
     assert done.returncode == 1
     assert done.stderr.decode() == (
-        "replygate: error: cannot write the output: No space left on device\n"
+        "replygate check: error: cannot write the output: No space left on device\n"
     )

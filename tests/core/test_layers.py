@@ -14,10 +14,11 @@ import pytest
 from tests.support.kafka import REPO
 
 # Each layer, low to high, and what of the project it may import besides itself.
-_PURE = {"schemas", "streams.settings"}
+_PURE = {"schemas", "streams.settings", "streams.errors"}
 ALLOWED: dict[str, set[str]] = {
     "schemas": set(),
-    "streams.settings": {"schemas"},
+    "streams.errors": set(),
+    "streams.settings": {"schemas", "streams.errors"},
     "streams.core": _PURE,
     "streams.files": _PURE | {"streams.core"},
     "streams.broker": _PURE | {"streams.core"},
@@ -36,12 +37,12 @@ ALLOWED: dict[str, set[str]] = {
         "streams.worker",
     },
     # `faust -A streams.app`: the worker's entry point.
-    "streams.app": {"streams.settings", "streams.worker"},
+    "streams.app": {"streams.settings", "streams.errors", "streams.worker"},
     "streams.__init__": set(),
 }
 # The Kafka, HTTP and metrics clients belong to the shells, never to a pure layer.
 SHELL_PACKAGES = {"faust", "mode", "aiokafka", "httpx", "prometheus_client"}
-NO_SHELL = {"schemas", "streams.settings", "streams.core", "streams.files"}
+NO_SHELL = {"schemas", "streams.errors", "streams.settings", "streams.core", "streams.files"}
 
 
 def layer_of(module: str) -> str:

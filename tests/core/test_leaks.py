@@ -692,9 +692,9 @@ def test_check_refuses_a_short_literal_with_one_message(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == (
-        "replygate: error: settings: leak_literals: Value error, each leak literal must be at "
-        f"least {MIN_LEAK_LITERAL_CHARS} characters (shorter at index 1): a shorter one masks "
-        "ordinary words and the message's own keys wherever they appear\n"
+        "replygate check: error: settings: leak_literals: Value error, each leak literal must "
+        f"be at least {MIN_LEAK_LITERAL_CHARS} characters (shorter at index 1): a shorter one "
+        "masks ordinary words and the message's own keys wherever they appear\n"
     )
 
 

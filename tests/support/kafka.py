@@ -60,7 +60,6 @@ class Deployment:
             "REPLYGATE_PARTITIONS": str(self.partitions),
             "REPLYGATE_DATA_DIR": str(tmp / f"data-{len(self.workers)}"),
             "REPLYGATE_METRICS_PORT": str(free_port()),
-            "REPLYGATE_WEB_PORT": str(free_port()),
             "PYTHONUNBUFFERED": "1",
             **self.env,
             **extra,

@@ -1,0 +1,42 @@
+"""replygate's one exception root, so the command line catches every error of its own once.
+
+Imports nothing: the pure layers, the worker and the core-only command line all use it.
+Each error's message is one line a person can act on; it never carries an input value.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+# The command line's exit statuses (docs/cli.md).
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+class ReplygateError(Exception):
+    """The root: something replygate itself refuses or cannot do, said in one line."""
+
+    exit_status: ClassVar[int] = EXIT_FAILED
+
+
+class ConfigError(ReplygateError, ValueError):
+    """A setting, argument, config file or contract that replygate cannot start with (exit 2).
+
+    A ValueError too, so code written against pydantic validators keeps working.
+    """
+
+    exit_status: ClassVar[int] = EXIT_USAGE
+
+
+class MissingExtra(ConfigError):
+    """A command whose optional dependencies are not installed: the line names the extra."""
+
+    def __init__(self, extra: str) -> None:
+        super().__init__(f"this command needs the {extra} extra: pip install 'replygate[{extra}]'")
+        self.extra = extra
+
+
+class RuntimeFailure(ReplygateError):
+    """Started well, then could not go on: a broker out of reach, a file that vanished (exit 1)."""
+
+    exit_status: ClassVar[int] = EXIT_FAILED
