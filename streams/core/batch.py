@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 import orjson
 
+from schemas.codes import PROCESSING_ERROR
 from schemas.errors import Issue
 from schemas.records import Context, RawChunk, ToolResult, record_json
 from streams.core.chunks import ChunkBuffer, chunk_limit
@@ -141,7 +142,7 @@ class TurnBatch:
             except Exception as exc:
                 # the type only: an exception's text could quote the record
                 log.error("record %s failed: %s", source_id(source), type(exc).__name__)
-                issue = Issue("$", "processing_error", f"the gate failed: {type(exc).__name__}")
+                issue = PROCESSING_ERROR.issue("$", error=type(exc).__name__)
                 letter = self.gate.dead_letter(raw, source, "processing_error", [issue], 0)
                 self._emit(source.topic, Step("dead_letter", (letter,)), None)
         result = self._result

@@ -17,10 +17,16 @@ from typing import Any, Literal, TypeVar
 import orjson
 from pydantic import ValidationError
 
-from schemas.contract import ContractResult, ReplyContract, ReplyInput
+from schemas import codes
+from schemas.contract import (
+    ContractResult,
+    ReplyContract,
+    ReplyInput,
+    correction_instructions,
+)
 from schemas.errors import Issue, Notice, issues_from_validation_error
 from schemas.json_numbers import as_written, loads_wide, wide_integer
-from schemas.preview import preview, project
+from schemas.preview import preview
 from schemas.progress import progress_text_issues
 from schemas.records import (
     EMPTY_CONTEXT,
@@ -219,24 +225,12 @@ def select_reply(output: ModelOutput) -> tuple[ReplyInput | None, list[Issue]]:
     issues: list[Issue] = []
     if len(json_calls) > 1:
         issues.append(
-            Issue(
-                "output.tool_calls",
-                "multiple_json_tool_calls",
-                f"{len(json_calls)} tool calls are named json; send the reply in exactly one",
-            )
+            codes.MULTIPLE_JSON_TOOL_CALLS.issue("output.tool_calls", count=len(json_calls))
         )
     if json_calls and output.text is not None:
-        issues.append(
-            Issue(
-                "output",
-                "ambiguous_reply",
-                "both a json tool call and output.text are present; send the reply in one of them",
-            )
-        )
+        issues.append(codes.AMBIGUOUS_REPLY.issue("output"))
     if not json_calls and output.text is None:
-        issues.append(
-            Issue("output", "missing_reply", "there is neither a json tool call nor output.text")
-        )
+        issues.append(codes.MISSING_REPLY.issue("output"))
     if issues:
         return None, issues
     if json_calls:
@@ -345,11 +339,11 @@ class Gate:
         if isinstance(reply, Decision):
             return reply
         if self.settings.closed_platforms and reply.platform not in self.settings.platforms:
-            issue = Issue("platform", "unknown_platform", f"{reply.platform!r} is not configured")
+            issue = codes.UNKNOWN_PLATFORM.issue("platform", platform=reply.platform)
             return self.dead_letter(raw, source, "invalid_envelope", [issue], record_id)
         contract = self.contracts.get(reply.contract)
         if contract is None:
-            issue = Issue("contract", "unknown_contract", f"{reply.contract!r} is not registered")
+            issue = codes.UNKNOWN_CONTRACT.issue("contract", contract=reply.contract)
             return self.dead_letter(raw, source, "unknown_contract", [issue], record_id)
         kind_issues = progress_envelope_issues(reply)
         if kind_issues:
@@ -411,7 +405,7 @@ class Gate:
         if isinstance(decoded, dict) and "call_id" in decoded:
             tools = Source(self.settings.topic("toolcalls_raw"), 0, line_no - 1)
             return self._tool_call_from_json(raw, decoded, tools, line_no)
-        issue = Issue("$", "unknown_record", "a record needs turn_id (reply) or call_id (tool)")
+        issue = codes.UNKNOWN_RECORD.issue("$")
         return self.dead_letter(raw, replies, "invalid_envelope", [issue], line_no)
 
     def _check_chunks(self, turn_id: str, attempt: int) -> ChunkBuffer | None:
@@ -461,9 +455,7 @@ class Gate:
             return Decision(id=reply.turn_id, verdict="no_reply", action="none", turn=turn)
         if result.valid and result.message is not None:
             return self._deliver(turn, result.message, corrected=reply.attempt == 1, now=now)
-        errors = self._masked(result.issues) or (
-            Issue("$", "invalid_reply", "the reply is invalid"),
-        )
+        errors = self._masked(result.issues) or (codes.INVALID_REPLY.issue("$"),)
         if reply.attempt == 0:
             asked = max(now, asked_at(turn.turn_id)) if asked_at is not None else now
             return self._request_correction(turn, contract, reply, errors, asked)
@@ -574,11 +566,10 @@ class Gate:
         return self.masker.mask_text(text)[0]
 
     def _instructions(self, contract: ReplyContract) -> str:
-        """Format-only instructions and the contract's JSON Schema, masked, cached per contract."""
+        """What the model writes (`correction_instructions`), masked, cached per contract."""
         text = self._instruction_cache.get(contract.name)
         if text is None:
-            schema = orjson.dumps(contract.json_schema(), option=orjson.OPT_INDENT_2).decode()
-            text, _ = self.masker.mask_text(f"{contract.instructions()}\n\nJSON Schema:\n{schema}")
+            text, _ = self.masker.mask_text(correction_instructions(contract))
             self._instruction_cache[contract.name] = text
         return text
 
@@ -604,10 +595,8 @@ class Gate:
     def _decode(self, raw: bytes, source: Source, fallback_id: int) -> Any:
         """The parsed JSON value, or the dead-letter decision for bytes that are not one."""
         if len(raw) > self.settings.max_record_bytes:
-            issue = Issue(
-                "$",
-                "record_too_large",
-                f"{len(raw)} bytes; the limit is {self.settings.max_record_bytes}",
+            issue = codes.RECORD_TOO_LARGE.issue(
+                "$", size=len(raw), limit=self.settings.max_record_bytes
             )
             return self.dead_letter(raw, source, "record_too_large", [issue], fallback_id)
         try:
@@ -630,10 +619,11 @@ class Gate:
 
     def _deliver(self, turn: Turn, message: Any, *, corrected: bool, now: datetime) -> Decision:
         notices: list[Notice] = []
-        if turn.contract == "im.segments.v1":
+        contract = self.contracts[turn.contract]
+        if contract.needs_file_stage:
             message, notices = self.files.inspect_media(message)
         masked_message, hits = self.masker.mask_tree(message, "$")
-        text = project(turn.contract, masked_message)
+        text = contract.preview_text(masked_message)
         return self._delivery(turn, "reply", masked_message, corrected, hits, notices, now, text)
 
     def _delivery(

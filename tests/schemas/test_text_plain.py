@@ -123,4 +123,4 @@ def test_contract_alone_tool_transport_and_schema() -> None:
     result = TEXT_PLAIN_V1.validate(ReplyInput("tool", arguments={"text": "x"}), None)
     assert [i.code for i in result.issues] == ["missing_reply"]
     assert TEXT_PLAIN_V1.validate(ReplyInput("text", text="x"), None).message == {"text": "x"}
-    assert TEXT_PLAIN_V1.json_schema()["type"] == "string"
+    assert TEXT_PLAIN_V1.json_schema()["required"] == ["text"]  # the delivered message
