@@ -107,15 +107,9 @@ class TextPlainContract(ContractBase):
     def notice_message(self, text: str) -> dict[str, Any]:
         return {"text": text}
 
-    def model_schema(self) -> dict[str, Any]:
-        return {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "$id": "urn:replygate:contract:text.plain.v1",
-            "title": NAME,
-            "description": "Plain text in output.text; blank text means no reply.",
-            "type": "string",
-            "pattern": "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u0080-\\u009f]*$",
-        }
+    def model_schema(self) -> None:
+        """The model writes plain text, not JSON: the instructions say all there is."""
+        return None
 
     def json_schema(self) -> dict[str, Any]:
         """The delivered message: `{"text": ...}`, closed."""

@@ -172,6 +172,10 @@ class AssistantHtmlV1(ContractBase):
         """The host's failure notice as one escaped paragraph, in the delivered message shape."""
         return {"html": f"<p>{html.escape(text)}</p>", "citations": [], "rag_fragments_used": []}
 
+    def model_schema(self) -> None:
+        """The model writes a fenced HTML answer, not JSON: the instructions say all there is."""
+        return None
+
     def preview_text(self, message: Any) -> str:
         """The HTML's text, only as far as the one-line preview can show."""
         return html_text(str(message.get("html", "")), MAX_CODE_POINTS)

@@ -104,7 +104,7 @@ def test_correction_instructions_say_what_plain_text_may_not_hold(gate: Gate) ->
     line = check(gate, plain(output={"text": "bell\x07"}))
     request = CorrectionRequest.model_validate(line["output"])
     assert "control character" in request.instructions
-    assert '"type": "string"' in request.instructions
+    assert "JSON Schema" not in request.instructions  # the model writes text, not JSON
     assert "segments" not in request.instructions
     assert request.invalid_output == "bell\x07"
 
@@ -123,4 +123,5 @@ def test_contract_alone_tool_transport_and_schema() -> None:
     result = TEXT_PLAIN_V1.validate(ReplyInput("tool", arguments={"text": "x"}), None)
     assert [i.code for i in result.issues] == ["missing_reply"]
     assert TEXT_PLAIN_V1.validate(ReplyInput("text", text="x"), None).message == {"text": "x"}
+    assert TEXT_PLAIN_V1.model_schema() is None  # the model writes text, not JSON
     assert TEXT_PLAIN_V1.json_schema()["required"] == ["text"]  # the delivered message
