@@ -10,8 +10,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
-
 EXIT_OK = 0
 EXIT_OUTPUT = 1
 EXIT_USAGE = 2
@@ -44,17 +42,10 @@ def _build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="the whole story on a local broker and a real worker")
     demo.add_argument("--config", type=Path, help="a TOML or YAML settings file")
 
-    schema = commands.add_parser("schema", help="print a contract's JSON Schema")
-    schema.add_argument(
-        "name",
-        help="im.segments.v1, assistant.html.v1, text.plain.v1, kandev.rich_output.v1, "
-        "or a registered one",
-    )
-    schema.add_argument("--config", type=Path, help="a TOML or YAML settings file")
+    from streams.cli import deliveries, schema
 
-    from streams.cli.deliveries import add_parser
-
-    add_parser(commands)
+    schema.add_parser(commands)
+    deliveries.add_parser(commands)
     return parser
 
 
@@ -184,27 +175,6 @@ def run_check(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     return EXIT_OK
 
 
-def run_schema(args: argparse.Namespace, stdout: IO[bytes]) -> int:
-    from schemas.rich_output import CONTRACT_NAME, rich_output_json_schema
-    from streams.core.contracts import build_registry
-
-    settings = _load_or_report(args.config)
-    if settings is None:
-        return EXIT_USAGE
-    if args.name == CONTRACT_NAME:
-        schema = rich_output_json_schema()
-    else:
-        try:
-            contract = build_registry(settings).get(args.name)
-        except ValueError as exc:
-            return _usage_error(f"settings: {exc}")
-        if contract is None:
-            return _usage_error(f"unknown contract {args.name!r}")
-        schema = contract.json_schema()
-    stdout.write(orjson.dumps(schema, option=orjson.OPT_INDENT_2) + b"\n")
-    return EXIT_OK
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "worker":
@@ -217,6 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "check":
         return run_check(args, stdout)
     if args.command == "schema":
+        from streams.cli.schema import run_schema
+
         return run_schema(args, stdout)
     if args.command == "deliveries":
         from streams.cli.deliveries import run_deliveries

@@ -428,7 +428,7 @@ def test_schema_prints_the_registered_schema(tmp_path: Path) -> None:
     result = replygate("schema", "acme.ticket.v1", "--config", str(config))
     assert result.returncode == 0 and orjson.loads(result.stdout) == TICKET
     plain = replygate("schema", "text.plain.v1")
-    assert plain.returncode == 0 and orjson.loads(plain.stdout)["required"] == ["text"]
+    assert plain.returncode == 0 and b"the model writes no JSON" in plain.stdout
     unknown = replygate("schema", "acme.other.v1", "--config", str(config))
     assert unknown.returncode == 2
 
