@@ -332,7 +332,7 @@ SHARED_CODES: Final = table(
     _c("correction_mismatch", ANY,
        "A correction (`attempt` 1) whose conversation, platform or contract is not the one its "
        "pending turn asked for: the turn ends with the failure notice.",
-       "contract", "the correction is for 'text.plain.v1'; the turn asked for 'im.segments.v1'"),
+       "contract", "the correction is for 'acme.ticket.v2'; the turn asked for 'acme.ticket.v1'"),
     # The record around the reply (these end as dead letters, not corrections).
     UNKNOWN_RECORD := _c(
        "unknown_record", RECORD, "A `check` line with neither `turn_id` nor `call_id`.",
