@@ -23,7 +23,7 @@ def not_json(message: str) -> Issue:
 
 def _wide_argument(arguments: Any) -> Issue | None:
     """The first number in the arguments that no 64-bit value holds (see `WideNumber`), found
-    only when orjson cannot write them (about a microsecond for a valid reply)."""
+    only when orjson cannot write them (a valid reply costs one orjson write)."""
     try:
         orjson.dumps(arguments)
     except TypeError:

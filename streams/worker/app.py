@@ -222,10 +222,10 @@ class Worker:
 
     async def _judge(self, records: list[tuple[Source, bytes]]) -> BatchResult:
         """`TurnBatch.run`; in the judging thread when a record is large, so that heartbeats,
-        commits and a rebalance's wait go on while the gate spends seconds on it (a MiB of
-        secret-packed text takes about 2 s). Other batches stay in the loop: the thread costs
-        about 10% of backlog throughput in GIL hand-offs. Meanwhile the loop reads only the
-        index's pending turns (`scan_deadlines`), the thread only its expiry order.
+        commits and a rebalance's wait go on while the gate spends seconds on it. Other batches
+        stay in the loop: the thread costs backlog throughput in GIL hand-offs (figures:
+        bench/README.md, "Large records judged off the event loop"). Meanwhile the loop reads
+        only the index's pending turns (`scan_deadlines`), the thread only its expiry order.
         """
         now = datetime.now(UTC)
         if max((len(raw or b"") for _source, raw in records), default=0) < OFF_LOOP_RECORD_BYTES:

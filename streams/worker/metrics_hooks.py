@@ -44,8 +44,8 @@ class WorkerMetrics:
     def batch(self, result: BatchResult, size: int, seconds: float) -> None:
         """One handled batch of `size` records: its inputs counted and timed, its outcomes,
         validation errors and outputs counted. Each label set is counted once a batch with its
-        total: prometheus_client's `labels()` costs microseconds a call, and called per record
-        it was 24-32 µs of the worker's CPU per record."""
+        total: prometheus_client's `labels()` is costly per call (bench/README.md, "The worker's
+        metrics, counted once a batch")."""
         tally: Counter[tuple[str, ...]] = Counter()
         roundtrips: list[float] = []  # correction round trips, observed each
         for judged in result.judged:
