@@ -133,6 +133,7 @@ def run_check(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     or cannot be written, 2 for unusable input."""
     from pydantic import ValidationError
 
+    from streams.cli.check_session import CheckSession
     from streams.core.pipeline import MASK_SLACK_BYTES, Gate
     from streams.files.stage import DiskFiles
 
@@ -148,6 +149,7 @@ def run_check(args: argparse.Namespace, stdout: IO[bytes]) -> int:
         gate = Gate(settings, DiskFiles.from_settings(settings))
     except (OSError, ValueError, ValidationError) as exc:
         return _usage_error(f"settings: {settings_problem(exc)}")
+    session = CheckSession(gate)
     interactive = args.file == "-"
     try:
         stream: IO[bytes] = sys.stdin.buffer if interactive else open(args.file, "rb")  # noqa: SIM115
@@ -157,7 +159,7 @@ def run_check(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     keep = max(settings.max_record_bytes + 1, settings.dead_letter_record_bytes + MASK_SLACK_BYTES)
     try:
         for line_no, raw in enumerate(_lines(stream, keep), start=1):
-            decision = gate.check_line(raw, line_no, datetime.now(UTC))
+            decision = session.line(raw, line_no, datetime.now(UTC))
             stdout.write(decision.line_json() + b"\n")
             if interactive:
                 stdout.flush()

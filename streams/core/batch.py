@@ -18,8 +18,9 @@ from schemas.codes import PROCESSING_ERROR
 from schemas.errors import Issue
 from schemas.records import Context, RawChunk, ToolResult, record_json
 from streams.core.chunks import ChunkBuffer, chunk_limit
+from streams.core.decision import Decision, Source, iso, parse_iso
 from streams.core.outcomes import Outcome
-from streams.core.pipeline import Decision, Gate, Source, iso, parse_iso
+from streams.core.pipeline import Gate
 from streams.core.state import (
     TurnIndex,
     TurnState,
@@ -152,9 +153,9 @@ class TurnBatch:
     # ---- state ------------------------------------------------------------------------------
 
     def _stored(self, partition: int, key: bytes) -> TurnState | None:
-        pending = self._overlay.get(key)
-        if pending is not None:
-            return pending.state
+        unflushed = self._overlay.get(key)
+        if unflushed is not None:
+            return unflushed.state
         raw = self.read(partition, key)
         return TurnState.decode(raw) if raw else None
 
@@ -212,31 +213,9 @@ class TurnBatch:
     # ---- records ----------------------------------------------------------------------------
 
     def _reply(self, source: Source, raw: bytes, now: datetime) -> None:
-        def context_for(turn_id: str) -> Context | None:
-            state = self._seen(source, turn_id)
-            pending = state.waiting if state is not None else None
-            return pending.stored_context() if pending is not None else None
-
-        assembled: list[bool] = []  # whether the reply was made of chunks
-
-        def chunks_for(turn_id: str, attempt: int) -> ChunkBuffer | None:
-            assembled.append(True)
-            state = self._seen(source, turn_id)
-            stream = state.stream if state is not None else None
-            return stream if stream is not None and stream.attempt == attempt else None
-
-        def asked_at(turn_id: str) -> datetime:
-            # by the wall clock: a consumer behind by more than the deadline still gives the
-            # corrector its whole window; a replay finds its own write and asks as it first did
-            stored = self._stored(source.partition, turn_id.encode())
-            pending = stored.pending if stored is not None else None
-            if pending is not None and stored is not None and stored.source == source_id(source):
-                return parse_iso(pending.requested_at)
-            return self._wall
-
-        decision = self.gate.process_reply(
-            raw, source, now, context_for=context_for, chunks_for=chunks_for, asked_at=asked_at
-        )
+        view = _BatchView(self, source)
+        decision = self.gate.decide_reply(raw, source, now, view)
+        assembled = view.assembled
         if decision.chunk is not None:
             self._chunk(source, raw, now, decision, decision.chunk)
             return
@@ -284,7 +263,7 @@ class TurnBatch:
         return (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)) + self.horizon <= now
 
     def _control(self, source: Source, raw: bytes, now: datetime) -> None:
-        parsed = self.gate.parse_control(raw, source)
+        parsed = self.gate.read_control(raw, source)
         if isinstance(parsed, Decision):
             self._emit(source.topic, Step("dead_letter", (parsed,)), parsed)
             return
@@ -294,8 +273,8 @@ class TurnBatch:
 
     def _deadline(self, source: Source, raw: bytes, now: datetime) -> None:
         turn_id = orjson.loads(raw)["turn_id"]
-        # The wall clock: a deadline event fires only once its deadline has passed here.
-        step = on_deadline(self.gate, self._seen(source, turn_id), datetime.now(UTC))
+        # The batch's wall clock: a deadline event fires only once its deadline has passed.
+        step = on_deadline(self.gate, self._seen(source, turn_id), self._wall)
         self._step(source, turn_id, now, step, keep_chunks=False)
         self._emit(source.topic, step, None)
 
@@ -310,7 +289,7 @@ class TurnBatch:
         if stored is not None:
             self._tool_call_again(source, stored)
             return
-        decision = self.gate.process_tool_call(raw, source)
+        decision = self.gate.decide_tool_call(raw, source)
         outcome: Outcome = TOOL_OUTCOMES.get(decision.action, "dead_letter")
         if key is not None and isinstance(decision.output, ToolResult):
             result = record_json(decision.output).decode()
@@ -339,3 +318,31 @@ class TurnBatch:
             key=output.task_id.encode(),
         )
         self._emit(source.topic, Step(TOOL_OUTCOMES[decision.action], (decision,)), decision)
+
+
+class _BatchView:
+    """What one reply's turn holds in this batch: the stored state plus the batch's own writes."""
+
+    def __init__(self, batch: TurnBatch, source: Source) -> None:
+        self.batch, self.source = batch, source
+        self.assembled = False  # whether the reply was made of chunks
+
+    def kept_context(self, turn_id: str) -> Context | None:
+        state = self.batch._seen(self.source, turn_id)
+        waiting = state.waiting if state is not None else None
+        return waiting.stored_context() if waiting is not None else None
+
+    def held_chunks(self, turn_id: str, attempt: int) -> ChunkBuffer | None:
+        self.assembled = True
+        state = self.batch._seen(self.source, turn_id)
+        stream = state.stream if state is not None else None
+        return stream if stream is not None and stream.attempt == attempt else None
+
+    def asked_at(self, turn_id: str) -> datetime:
+        """By the batch's wall clock: a consumer behind by more than the deadline still gives
+        the corrector its whole window; a replay finds its own write and asks as it first did."""
+        stored = self.batch._stored(self.source.partition, turn_id.encode())
+        waiting = stored.pending if stored is not None else None
+        if waiting is not None and stored is not None and stored.source == source_id(self.source):
+            return parse_iso(waiting.requested_at)
+        return self.batch._wall

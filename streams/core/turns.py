@@ -15,8 +15,9 @@ from typing import Literal
 from schemas.errors import Issue
 from schemas.records import Delivery
 from streams.core.chunks import ChunkBuffer, add_chunk
+from streams.core.decision import Decision, PendingTurn, Turn, parse_iso
 from streams.core.outcomes import Outcome
-from streams.core.pipeline import Decision, Gate, PendingTurn, Turn, parse_iso
+from streams.core.pipeline import Gate
 from streams.core.state import TurnState
 
 # A step's outcome: a counted outcome, or one of the two that are not a turn's end.

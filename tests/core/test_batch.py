@@ -111,7 +111,10 @@ def test_a_correction_and_its_deadline_give_one_outcome(h: Harness) -> None:
     deadline = {"turn_id": "t-42"}
     # the deadline event of a turn whose deadline passed: the notice, once
     late = T0 + timedelta(seconds=40)
-    noticed = h.run([(Source(deadline_topic(h.settings), 0, 7, late), orjson.dumps(deadline))])
+    event = (Source(deadline_topic(h.settings), 0, 7, late), orjson.dumps(deadline))
+    early = h.run([event], apply=False, wall=T0)  # the batch's clock: the deadline is ahead
+    assert early.outputs == []
+    noticed = h.run([event], wall=late)
     assert [d.output.kind for d in noticed.outputs if d.output] == ["failure_notice"]
     assert noticed.judged[0].step.expired
     # the correction after it is a duplicate
@@ -169,7 +172,7 @@ def test_a_correction_for_another_conversation_platform_or_contract_ends_with_th
     conversation is not the answer its turn asked for, and is never delivered there."""
     h.run([(h.source("replies_raw", 1), raw_reply(output={"text": "prose"}))])
     other = raw_reply(attempt=1, **{field: value, **reply})
-    assert h.gate.process_reply(encode(other), h.source("replies_raw", 2), T0).action == "deliver"
+    assert h.gate.decide_reply(encode(other), h.source("replies_raw", 2), T0).action == "deliver"
     result = h.run([(h.source("replies_raw", 2), other)])
     assert [d.action for d in result.outputs] == ["failure_notice"]
     notice = result.outputs[0]

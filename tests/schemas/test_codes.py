@@ -233,9 +233,9 @@ def test_the_demo_samples_only_produce_registered_codes() -> None:
         for part in sample.parts:
             decision: Any
             if part.topic == "toolcalls_raw":
-                decision = gate.process_tool_call(part.value, Source("toolcalls.raw"))
+                decision = gate.decide_tool_call(part.value, Source("toolcalls.raw"))
             elif part.topic == "replies_raw":
-                decision = gate.process_reply(part.value, Source("replies.raw"), now)
+                decision = gate.decide_reply(part.value, Source("replies.raw"), now)
             else:
                 continue
             seen.update(e.code for e in decision.errors)

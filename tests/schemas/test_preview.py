@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from schemas.preview import MAX_CODE_POINTS, html_text, one_line, preview
 from schemas.registry import CONTRACTS
 from schemas.schema_contract import SchemaContract
+from streams.cli.check_session import CheckSession
 from streams.core.leaks import Masker
 from streams.core.pipeline import Gate
 from streams.settings import Settings
@@ -40,7 +41,7 @@ def gate(tmp_path_factory: pytest.TempPathFactory) -> Gate:
 
 
 def delivered_preview(gate: Gate, record: dict[str, Any]) -> str:
-    line = gate.check_line(encode(record), 1, NOW).line()
+    line = CheckSession(gate).line(encode(record), 1, NOW).line()
     assert line["output"] is not None, line
     value: str = line["output"]["preview"]
     return value

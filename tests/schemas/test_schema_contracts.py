@@ -15,6 +15,7 @@ from schemas.delivered import check_delivery
 from schemas.records import CorrectionRequest, Delivery
 from schemas.registry import issue_codes
 from schemas.schema_contract import SchemaContract, SchemaError, failing_keyword
+from streams.cli.check_session import CheckSession
 from streams.cli.worker import run_worker
 from streams.core.contracts import MAX_SCHEMA_BYTES, ContractLoadError, build_registry
 from streams.core.pipeline import Gate
@@ -93,7 +94,7 @@ def ticket(reply: Any, **changes: Any) -> dict[str, Any]:
 
 
 def check(gate: Gate, record: dict[str, Any]) -> dict[str, Any]:
-    return gate.check_line(encode(record), 1, NOW).line()
+    return CheckSession(gate).line(encode(record), 1, NOW).line()
 
 
 def errors(line: dict[str, Any]) -> list[tuple[str, str]]:

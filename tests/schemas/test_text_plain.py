@@ -10,6 +10,7 @@ import pytest
 from schemas.contract import ReplyInput
 from schemas.records import CorrectionRequest, Delivery
 from schemas.text_plain import TEXT_PLAIN_V1, control_character_issues
+from streams.cli.check_session import CheckSession
 from streams.core.pipeline import Gate
 from streams.settings import Settings
 from tests.support.samples import GITHUB_PAT, NOW, encode, raw_reply
@@ -21,7 +22,7 @@ def plain(**changes: Any) -> dict[str, Any]:
 
 
 def check(gate: Gate, record: dict[str, Any]) -> dict[str, Any]:
-    return gate.check_line(encode(record), 1, NOW).line()
+    return CheckSession(gate).line(encode(record), 1, NOW).line()
 
 
 def codes(line: dict[str, Any]) -> list[str]:

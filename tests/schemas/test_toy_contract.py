@@ -20,6 +20,7 @@ from schemas.contract import ContractBase, ContractResult, ReplyInput, correctio
 from schemas.delivered import check_delivery
 from schemas.records import Context, CorrectionRequest, Delivery
 from schemas.registry import CONTRACTS, contract_codes, issue_codes, registered
+from streams.cli.check_session import CheckSession
 from streams.core.batch import TurnBatch
 from streams.core.pipeline import Gate, Source
 from streams.core.state import TurnIndex
@@ -100,7 +101,7 @@ def reply(text: str, attempt: int = 0) -> bytes:
 
 
 def test_check_delivers_a_valid_reply_with_its_own_preview(gate: Gate) -> None:
-    line = gate.check_line(reply("Deploy **done**."), 1, NOW).line()
+    line = CheckSession(gate).line(reply("Deploy **done**."), 1, NOW).line()
     assert (line["verdict"], line["action"]) == ("accepted", "deliver")
     assert line["output"]["message"] == {"markdown": "Deploy **done**."}
     assert line["output"]["preview"] == "Deploy done."
@@ -109,7 +110,7 @@ def test_check_delivers_a_valid_reply_with_its_own_preview(gate: Gate) -> None:
 def test_check_asks_for_a_correction_with_the_contracts_own_code_and_instructions(
     gate: Gate,
 ) -> None:
-    line = gate.check_line(reply("<b>done</b>"), 1, NOW).line()
+    line = CheckSession(gate).line(reply("<b>done</b>"), 1, NOW).line()
     assert line["action"] == "request_correction"
     request = CorrectionRequest.model_validate(line["output"])
     assert [(e.path, e.code, e.message) for e in request.errors] == [
@@ -135,7 +136,7 @@ def test_the_worker_batch_decides_and_the_correction_is_delivered(gate: Gate) ->
 
 
 def test_an_endpoint_revalidates_the_delivery_and_refuses_a_changed_one(gate: Gate) -> None:
-    output = gate.check_line(reply("All *good*."), 1, NOW).line()["output"]
+    output = CheckSession(gate).line(reply("All *good*."), 1, NOW).line()["output"]
     assert check_delivery(output, CONTRACTS, "im").valid
     tampered = {**output, "message": {"markdown": "<script>x</script>"}}
     checked = check_delivery(tampered, CONTRACTS, "im")
@@ -143,7 +144,7 @@ def test_an_endpoint_revalidates_the_delivery_and_refuses_a_changed_one(gate: Ga
 
 
 def test_the_failure_notice_is_in_the_contracts_shape_and_revalidates(gate: Gate) -> None:
-    line = gate.check_line(reply("<b>x</b>", attempt=1), 1, NOW).line()
+    line = CheckSession(gate).line(reply("<b>x</b>", attempt=1), 1, NOW).line()
     assert line["action"] == "failure_notice"
     assert line["output"]["message"] == {"markdown": gate.settings.failure_notice_text}
     assert check_delivery(line["output"], CONTRACTS, "im").valid
@@ -159,5 +160,5 @@ def test_the_codes_catalogue_and_the_metrics_know_its_code(toy: None) -> None:
 
 def test_without_registration_the_gate_does_not_know_it(tmp_path: Path) -> None:
     gate = disk_gate(Settings(workspaces_root=tmp_path, media_root=tmp_path))
-    line = gate.check_line(reply("x"), 1, NOW).line()
+    line = CheckSession(gate).line(reply("x"), 1, NOW).line()
     assert (line["verdict"], line["errors"][0]["code"]) == ("dead_letter", "unknown_contract")

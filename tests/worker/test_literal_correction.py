@@ -86,7 +86,7 @@ def gate() -> Gate:
 async def test_a_literal_model_answers_a_correction_with_an_accepted_reply(
     gate: Gate, contract: str
 ) -> None:
-    asked = gate.process_reply(invalid(contract), Source("replies.raw"), NOW)
+    asked = gate.decide_reply(invalid(contract), Source("replies.raw"), NOW)
     assert asked.action == "request_correction"
     request = asked.output
     assert isinstance(request, CorrectionRequest)
@@ -95,6 +95,6 @@ async def test_a_literal_model_answers_a_correction_with_an_accepted_reply(
         async with httpx.AsyncClient() as client:
             content = await complete(client, settings, build_messages(request))
     corrected = reply_from_completion(request, content, "literal", NOW)
-    decision = gate.process_reply(reply_json(corrected), Source("replies.raw"), NOW)
+    decision = gate.decide_reply(reply_json(corrected), Source("replies.raw"), NOW)
     assert (decision.verdict, decision.action, decision.errors) == ("accepted", "deliver", ())
     assert decision.line()["output"]["corrected"] is True
