@@ -245,6 +245,10 @@ class Settings(BaseSettings):
     def delivery_topic(self, platform: str) -> str:
         return self.topic_prefix + self.topics.delivery_prefix + platform
 
+    def deadline_topic(self) -> str:
+        """The internal topic of deadline events, on the turn's own partition."""
+        return f"{self.app_id}-deadlines"
+
     def schema_path(self, entry: SchemaContractEntry) -> Path:
         """A schema file's path: relative ones are read beside the config file."""
         if entry.schema_file.is_absolute() or self.config_file is None:

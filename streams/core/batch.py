@@ -33,7 +33,6 @@ from streams.core.state import (
     written,
 )
 from streams.core.turns import Step, on_cancel, on_chunk, on_deadline, on_reply
-from streams.settings import Settings
 
 log = logging.getLogger("replygate.worker")
 
@@ -69,11 +68,6 @@ def call_id_of(raw: bytes) -> str | None:
 def source_id(source: Source) -> str:
     """A record's identity in turn state: topic, partition and offset."""
     return f"{source.topic}:{source.partition}:{source.offset}"
-
-
-def deadline_topic(settings: Settings) -> str:
-    """The internal topic of deadline events, on the turn's own partition."""
-    return f"{settings.app_id}-deadlines"
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +121,7 @@ class TurnBatch:
             settings.topic("replies_raw"): self._reply,
             settings.topic("turns_control"): self._control,
             settings.topic("toolcalls_raw"): self._tool_call,
-            deadline_topic(settings): self._deadline,
+            settings.deadline_topic(): self._deadline,
         }
 
     def run(self, records: Sequence[tuple[Source, bytes]], wall: datetime) -> BatchResult:

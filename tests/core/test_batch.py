@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from schemas.records import CorrectionRequest, Delivery, record_json
-from streams.core.batch import BatchResult, TurnBatch, Write, deadline_topic
+from streams.core.batch import BatchResult, TurnBatch, Write
 from streams.core.pipeline import Source
 from streams.core.state import TurnIndex, TurnState, tool_key
 from streams.settings import Settings
@@ -111,7 +111,7 @@ def test_a_correction_and_its_deadline_give_one_outcome(h: Harness) -> None:
     deadline = {"turn_id": "t-42"}
     # the deadline event of a turn whose deadline passed: the notice, once
     late = T0 + timedelta(seconds=40)
-    event = (Source(deadline_topic(h.settings), 0, 7, late), orjson.dumps(deadline))
+    event = (Source(h.settings.deadline_topic(), 0, 7, late), orjson.dumps(deadline))
     early = h.run([event], apply=False, wall=T0)  # the batch's clock: the deadline is ahead
     assert early.outputs == []
     noticed = h.run([event], wall=late)

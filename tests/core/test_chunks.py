@@ -13,7 +13,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streams.cli.check_session import CheckSession
-from streams.core.batch import deadline_topic
 from streams.core.chunks import MAX_STREAM_CHUNKS, ChunkBuffer, add_chunk, chunk_cost
 from streams.core.pipeline import Gate
 from streams.core.state import TurnState
@@ -354,7 +353,7 @@ def test_chunks_go_when_the_deadline_finishes_the_turn(h: Harness) -> None:
     late = T0 + timedelta(seconds=40)
     from streams.core.pipeline import Source
 
-    event = (Source(deadline_topic(h.settings), 0, 7, late), b'{"turn_id": "t-42"}')
+    event = (Source(h.settings.deadline_topic(), 0, 7, late), b'{"turn_id": "t-42"}')
     noticed = h.run([event], wall=late)
     assert [d.action for d in noticed.outputs] == ["failure_notice"]
     state = h.state()
