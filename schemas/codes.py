@@ -131,13 +131,15 @@ SHARED_CODES: Final = table(
        "The list of errors was cut: only the first ones are listed, fix them and resend.",
        "$", "the list of errors was cut after 100; fix these and resend",
        "the list of errors was cut after {listed}; fix these and resend"),
-    _c("not_json", (JSON, RICH, RECORD),
+    NOT_JSON := _c(
+       "not_json", (JSON, RICH, RECORD),
        "Not exactly one JSON value: a Markdown fence, prose around the JSON, two objects, "
        "NaN/Infinity, or bytes that are not UTF-8 JSON.",
        "$",
        "must be exactly one JSON object and nothing else: no Markdown fence, no text around "
        "it, no second value (unexpected character, expected a JSON value: line 1 column 1 "
-       "(char 0))"),
+       "(char 0))",
+       "not one UTF-8 JSON value: {error}"),
     # Where the reply comes from (every reply contract).
     AMBIGUOUS_REPLY := _c(
        "ambiguous_reply", SELECT,
@@ -329,10 +331,12 @@ SHARED_CODES: Final = table(
        "data row 2 (line 3), column 2 ('sales'): is too large to be a finite number"),
     _c("snapshot_too_large", RICH, "The CSV snapshot is over 64 KiB as JSON.",
        "$", "the CSV snapshot is 70000 bytes as JSON; the limit is 65536"),
-    _c("correction_mismatch", ANY,
+    CORRECTION_MISMATCH := _c(
+       "correction_mismatch", ANY,
        "A correction (`attempt` 1) whose conversation, platform or contract is not the one its "
        "pending turn asked for: the turn ends with the failure notice.",
-       "contract", "the correction is for 'acme.ticket.v2'; the turn asked for 'acme.ticket.v1'"),
+       "contract", "the correction is for 'acme.ticket.v2'; the turn asked for 'acme.ticket.v1'",
+       "the correction is for {got!r}; the turn asked for {asked!r}"),
     # The record around the reply (these end as dead letters, not corrections).
     UNKNOWN_RECORD := _c(
        "unknown_record", RECORD, "A `check` line with neither `turn_id` nor `call_id`.",
@@ -351,9 +355,10 @@ SHARED_CODES: Final = table(
        "The gate itself failed on the record (a bug, or a registered contract that raised); "
        "only the exception's type is said.",
        "$", "the gate failed: RuntimeError", "the gate failed: {error}"),
-    _c("turn_expired", RECORD,
+    TURN_EXPIRED := _c(
+       "turn_expired", RECORD,
        "A reply older than the state horizon, for a turn the gate no longer remembers.",
-       "produced_at",
+       "produced_at", "",
        "the reply is older than the state horizon: its turn may already be finished"),
 )
 

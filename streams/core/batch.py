@@ -14,8 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 import orjson
 
-from schemas.codes import PROCESSING_ERROR
-from schemas.errors import Issue
+from schemas.codes import PROCESSING_ERROR, TURN_EXPIRED
 from schemas.records import Context, RawChunk, ToolResult, record_json
 from streams.core.chunks import ChunkBuffer, chunk_limit
 from streams.core.decision import Decision, Source, iso, parse_iso
@@ -242,11 +241,7 @@ class TurnBatch:
 
     def _expired_turn(self, source: Source, raw: bytes, turn_id: str) -> None:
         """A record for a turn with no state, older than the horizon: a dead letter."""
-        issue = Issue(
-            "produced_at",
-            "turn_expired",
-            "the reply is older than the state horizon: its turn may already be finished",
-        )
+        issue = TURN_EXPIRED.issue("produced_at")
         letter = self.gate.dead_letter(raw, source, "turn_expired", [issue], turn_id)
         self._emit(source.topic, Step("dead_letter", (letter,)), letter)
 

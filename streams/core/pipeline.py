@@ -427,7 +427,7 @@ class Gate:
         except orjson.JSONDecodeError as exc:
             wide = "infinity" in str(exc)  # a float literal beyond the doubles, e.g. 1e400
             if not wide:
-                issue = Issue("$", "not_json", f"not one UTF-8 JSON value: {exc}")
+                issue = codes.NOT_JSON.issue("$", error=exc)
                 return self.dead_letter(raw, source, "not_json", [issue], fallback_id)
         if wide:
             # valid JSON whose numbers no 64-bit value holds: kept as written, so the reply
@@ -435,7 +435,7 @@ class Gate:
             try:
                 value = loads_wide(raw)
             except ValueError as exc:
-                issue = Issue("$", "not_json", f"not one UTF-8 JSON value: {exc}")
+                issue = codes.NOT_JSON.issue("$", error=exc)
                 return self.dead_letter(raw, source, "not_json", [issue], fallback_id)
         return value
 

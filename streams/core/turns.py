@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal
 
+from schemas.codes import CORRECTION_MISMATCH
 from schemas.errors import Issue
 from schemas.records import Delivery
 from streams.core.chunks import ChunkBuffer, add_chunk
@@ -115,11 +116,7 @@ def correction_mismatch(turn: Turn, pending: PendingTurn) -> Issue | None:
         ("contract", turn.contract, pending.contract),
     ):
         if got != asked:
-            return Issue(
-                field,
-                "correction_mismatch",
-                f"the correction is for {got!r}; the turn asked for {asked!r}",
-            )
+            return CORRECTION_MISMATCH.issue(field, got=got, asked=asked)
     return None
 
 

@@ -244,3 +244,17 @@ def test_the_demo_samples_only_produce_registered_codes() -> None:
 
 def test_catalogue_lives_in_the_repository() -> None:
     assert Path(CATALOGUE).is_relative_to(REPO / "docs")
+
+
+def test_the_pipeline_words_no_message_a_code_owns() -> None:
+    """A code with a template builds its issue; the pipeline does not spell its message again."""
+    pipeline = ("streams/core/pipeline.py", "streams/core/batch.py", "streams/core/turns.py")
+    texts = {path: (REPO / path).read_text(encoding="utf-8") for path in pipeline}
+    copied = [
+        f"{path}: {code.name}"
+        for code in ISSUE_CODES.values()
+        for path, text in texts.items()
+        if (len(code.example) >= 15 and code.example in text)
+        or (code.template and "{" not in code.template and code.template in text)
+    ]
+    assert copied == []
