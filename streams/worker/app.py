@@ -129,6 +129,12 @@ class GateApp(InLoopApp):
         await super().on_first_start()
 
 
+def settling(app: Any) -> bool:
+    """Whether a rebalance or the table's recovery is under way: the one test for it."""
+    recovery = app.tables.recovery  # untyped in Faust's TableManagerT
+    return bool(app.rebalancing or not recovery.completed.is_set())
+
+
 def source_of(event: EventT[bytes]) -> Source:
     message = event.message
     stamp = datetime.fromtimestamp(message.timestamp, UTC) if message.timestamp else None
@@ -268,13 +274,12 @@ class Worker:
         waiting and none read, or records read and the commit not moving, for `stall_seconds`.
         """
         app = self.app
-        recovery = app.tables.recovery  # type: ignore[attr-defined]  # untyped in Faust
-        if app.rebalancing or not recovery.completed.is_set():
+        if settling(app):
             return
         from aiokafka import TopicPartition
 
         now = time.monotonic()
-        inputs = set(self.batch.handlers)
+        inputs = {topic.name for topic in self.topology.gate_inputs()}
         owned = [TopicPartition(tp.topic, tp.partition) for tp in app.consumer.assignment()]
         owned = [tp for tp in owned if tp.topic in inputs]
         if not owned:
@@ -295,7 +300,7 @@ class Worker:
         nothing until the watchdog's own look-up answers."""
         from aiokafka import TopicPartition
 
-        inputs = set(self.batch.handlers)
+        inputs = {topic.name for topic in self.topology.gate_inputs()}
         tps = [TopicPartition(tp.topic, tp.partition) for tp in assigned if tp.topic in inputs]
         try:
             await asyncio.wait_for(self.learn_log_starts(tps), LOG_START_SECONDS)
@@ -374,8 +379,7 @@ class Worker:
         events are idempotent triggers; one not processed yet is sent again after a while.
         """
         app = self.app
-        recovery = app.tables.recovery  # type: ignore[attr-defined]  # untyped in Faust
-        if app.rebalancing or not recovery.completed.is_set():
+        if settling(app):
             return
         if self.judging_off_loop and not self.index_fresh:
             return  # no rebuild under the judging thread (`handle` rebuilds it first anyway)
@@ -562,5 +566,4 @@ def add_metrics_server(app: GateApp, worker: Worker) -> None:
 
     @app.task
     async def serve_metrics() -> None:
-        recovery = app.tables.recovery  # type: ignore[attr-defined]  # untyped in Faust's TableManagerT
-        worker.metrics.serve(ready=lambda: not app.rebalancing and recovery.completed.is_set())
+        worker.metrics.serve(ready=lambda: not settling(app))
