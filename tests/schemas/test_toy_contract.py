@@ -162,3 +162,31 @@ def test_without_registration_the_gate_does_not_know_it(tmp_path: Path) -> None:
     gate = disk_gate(Settings(workspaces_root=tmp_path, media_root=tmp_path))
     line = CheckSession(gate).line(reply("x"), 1, NOW).line()
     assert (line["verdict"], line["errors"][0]["code"]) == ("dead_letter", "unknown_contract")
+
+
+class Bare:
+    """A deployment's object with only the members a contract must have."""
+
+    name = "acme.bare.v1"
+
+    def validate(self, reply: ReplyInput, context: Context) -> ContractResult:
+        return ContractResult(message={"n": 1})
+
+    def instructions(self) -> str:
+        return "Send {n: 1}."
+
+    def json_schema(self) -> dict[str, Any]:
+        return {"type": "object"}
+
+    def notice_message(self, text: str) -> dict[str, Any]:
+        return {"text": text}
+
+
+def test_an_object_with_only_the_required_members_gets_a_json_contracts_defaults() -> None:
+    with registered(Bare()) as bare:
+        assert bare.model_schema() == {"type": "object"}  # the model writes what is delivered
+        assert bare.preview_text({"n": 1}) == '{"n":1}'
+        assert bare.reply_of({"n": 1}) == ReplyInput("tool", arguments={"n": 1})
+        assert not bare.needs_file_stage and dict(bare.codes) == {}
+        assert "JSON Schema" in correction_instructions(bare)
+    assert "acme.bare.v1" not in CONTRACTS
