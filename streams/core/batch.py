@@ -110,7 +110,7 @@ class TurnBatch:
     committed: Committed = nothing_committed
     _overlay: dict[bytes, Write] = field(default_factory=dict)
     _result: BatchResult = field(default_factory=BatchResult)
-    _wall: datetime = NEVER  # the running batch's clock
+    wall: datetime = NEVER  # the running batch's clock (set by `run`)
 
     def __post_init__(self) -> None:
         settings = self.gate.settings
@@ -125,7 +125,7 @@ class TurnBatch:
 
     def run(self, records: Sequence[tuple[Source, bytes]], wall: datetime) -> BatchResult:
         """Judge the records in order; a failure in the gate is that record's dead letter."""
-        self._overlay, self._result, self._wall = {}, BatchResult(), wall
+        self._overlay, self._result, self.wall = {}, BatchResult(), wall
         for partition in {source.partition for source, _ in records}:
             self._release(partition)
         for source, raw in records:
@@ -145,15 +145,17 @@ class TurnBatch:
 
     # ---- state ------------------------------------------------------------------------------
 
-    def _stored(self, partition: int, key: bytes) -> TurnState | None:
+    def stored(self, partition: int, key: bytes) -> TurnState | None:
+        """A turn's state as this batch sees it: its own unflushed write, else the store's."""
         unflushed = self._overlay.get(key)
         if unflushed is not None:
             return unflushed.state
         raw = self.read(partition, key)
         return TurnState.decode(raw) if raw else None
 
-    def _seen(self, source: Source, turn_id: str) -> TurnState | None:
-        return seen_by(self._stored(source.partition, turn_id.encode()), source_id(source))[0]
+    def seen(self, source: Source, turn_id: str) -> TurnState | None:
+        """The state `source` saw: on a replay, the state before its own write."""
+        return seen_by(self.stored(source.partition, turn_id.encode()), source_id(source))[0]
 
     def _expire(self, partition: int, now: datetime) -> None:
         """Finished turns past the horizon go, by broker time, before the record that sees it.
@@ -164,7 +166,7 @@ class TurnBatch:
         if self._result.expired >= EXPIRE_PER_BATCH:
             return
         for key in self.index.due(partition, now):
-            state = self._stored(partition, key)
+            state = self.stored(partition, key)
             moment = expires_at(state, self.keep) if state is not None else None
             if moment is not None and moment <= now:
                 self._overlay[key] = Write(partition, key, None)
@@ -178,7 +180,7 @@ class TurnBatch:
         committed past the record, no replay can come, and the value is written again without
         them (at most EXPIRE_PER_BATCH a partition)."""
         for key in self.index.releasable(partition, self.committed)[:EXPIRE_PER_BATCH]:
-            stored = self._stored(partition, key)
+            stored = self.stored(partition, key)
             if stored is not None and holds_replay(stored):
                 self._overlay[key] = Write(partition, key, released(stored))
 
@@ -188,12 +190,12 @@ class TurnBatch:
         """Record the step's new state, if it changes it, as the turn's one write."""
         key = turn_id.encode()
         if step.stream is not None:
-            stored = self._stored(source.partition, key)
+            stored = self.stored(source.partition, key)
             state = with_stream(stored, source_id(source), now, step.stream)
             self._overlay[key] = Write(source.partition, key, state)
         if not step.changes_state:
             return
-        stored = self._stored(source.partition, key)
+        stored = self.stored(source.partition, key)
         before, replay = seen_by(stored, source_id(source))
         self._result.replayed += replay
         state = written(before, source_id(source), now, step.pending, step.finished, keep_chunks)
@@ -213,7 +215,7 @@ class TurnBatch:
             self._chunk(source, raw, now, decision, decision.chunk)
             return
         turn = decision.turn
-        state = self._seen(source, turn.turn_id) if turn is not None else None
+        state = self.seen(source, turn.turn_id) if turn is not None else None
         if turn is not None and state is None and self._too_old(turn.produced_at, now):
             if decision.action in ("progress", "drop"):
                 # its turn finished, or was given up, long ago: late, not a record to look at
@@ -231,7 +233,7 @@ class TurnBatch:
     ) -> None:
         """A chunk joins its turn's stored state as it is now: a replayed chunk is a repeat."""
         turn_id = chunk.turn_id
-        state = self._stored(source.partition, turn_id.encode())
+        state = self.stored(source.partition, turn_id.encode())
         if state is None and self._too_old(chunk.produced_at, now):
             self._expired_turn(source, raw, turn_id)
             return
@@ -256,14 +258,14 @@ class TurnBatch:
         if isinstance(parsed, Decision):
             self._emit(source.topic, Step("dead_letter", (parsed,)), parsed)
             return
-        step = on_cancel(self._seen(source, parsed.turn_id))
+        step = on_cancel(self.seen(source, parsed.turn_id))
         self._step(source, parsed.turn_id, now, step, keep_chunks=False)
         self._emit(source.topic, step, None)
 
     def _deadline(self, source: Source, raw: bytes, now: datetime) -> None:
         turn_id = orjson.loads(raw)["turn_id"]
         # The batch's wall clock: a deadline event fires only once its deadline has passed.
-        step = on_deadline(self.gate, self._seen(source, turn_id), self._wall)
+        step = on_deadline(self.gate, self.seen(source, turn_id), self.wall)
         self._step(source, turn_id, now, step, keep_chunks=False)
         self._emit(source.topic, step, None)
 
@@ -274,7 +276,7 @@ class TurnBatch:
         small = len(raw) <= self.gate.settings.max_record_bytes
         call_id = call_id_of(raw) if small else None
         key = tool_key(call_id) if call_id is not None else None
-        stored = self._stored(source.partition, key) if key is not None else None
+        stored = self.stored(source.partition, key) if key is not None else None
         if stored is not None:
             self._tool_call_again(source, stored)
             return
@@ -317,21 +319,21 @@ class _BatchView:
         self.assembled = False  # whether the reply was made of chunks
 
     def kept_context(self, turn_id: str) -> Context | None:
-        state = self.batch._seen(self.source, turn_id)
+        state = self.batch.seen(self.source, turn_id)
         waiting = state.waiting if state is not None else None
         return waiting.stored_context() if waiting is not None else None
 
     def held_chunks(self, turn_id: str, attempt: int) -> ChunkBuffer | None:
         self.assembled = True
-        state = self.batch._seen(self.source, turn_id)
+        state = self.batch.seen(self.source, turn_id)
         stream = state.stream if state is not None else None
         return stream if stream is not None and stream.attempt == attempt else None
 
     def asked_at(self, turn_id: str) -> datetime:
         """By the batch's wall clock: a consumer behind by more than the deadline still gives
         the corrector its whole window; a replay finds its own write and asks as it first did."""
-        stored = self.batch._stored(self.source.partition, turn_id.encode())
+        stored = self.batch.stored(self.source.partition, turn_id.encode())
         waiting = stored.pending if stored is not None else None
         if waiting is not None and stored is not None and stored.source == source_id(self.source):
             return parse_iso(waiting.requested_at)
-        return self.batch._wall
+        return self.batch.wall
