@@ -2,7 +2,10 @@
 
 `replygate check` and the Faust worker both call `Gate`; the worker only adds turn state
 (pending and finished turns) and Kafka I/O around it. Nothing here imports Faust or Kafka, and
-the file reads (media, CSV charts) are the `FileStage` the gate is given.
+the file reads (media, CSV charts) are the `FileStage` the gate is given; what a reply's turn
+holds is the `TurnView` it is handed. Words: `decide_*` takes a record's bytes to its Decision,
+`read_*` takes bytes to a value or record (or the dead letter of bytes that are not one),
+`judge_*` decides a record already read. Every contract rule is the contract object's.
 """
 
 from __future__ import annotations
