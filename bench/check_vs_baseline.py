@@ -1,4 +1,4 @@
-"""In-process cost per record: `Gate.check_line` against jsonschema + detect-secrets.
+"""In-process cost per record: `CheckSession.line` against jsonschema + detect-secrets.
 
 The baseline is the obvious alternative built from off-the-shelf parts, given every advantage:
 validators compiled once (`validator_for(schema)(schema)`), the envelope checked with the JSON
@@ -25,6 +25,7 @@ import orjson
 
 from bench.common import fmt, median, ratio, say
 from bench.workload import BenchRecord, Workload, write_workspace
+from streams.cli.check_session import CheckSession
 
 N_RECORDS = int(os.environ.get("BENCH_CHECK_RECORDS", "400"))
 ROUNDS = int(os.environ.get("BENCH_CHECK_ROUNDS", "4"))
@@ -131,13 +132,14 @@ def run(n: int = N_RECORDS, rounds: int = ROUNDS) -> None:
         baseline = Baseline()
         now = datetime.now(UTC)
         scan_text("warm-up line")  # plugin initialisation is not per record
+        session = CheckSession(gate)
         for r in range(rounds):
             records = list(Workload(200 + r).records(n))
             verdicts.clear()
 
             def gate_one(rec: BenchRecord, i: int) -> None:
                 started = time.perf_counter()
-                decision = gate.check_line(rec.value, i + 1, now)
+                decision = session.line(rec.value, i + 1, now)
                 per_kind_gate[rec.kind] += time.perf_counter() - started  # type: ignore[assignment]
                 verdicts[rec.id] = decision.verdict
                 if rec.kind == "html" and isinstance(decision.output, Delivery):

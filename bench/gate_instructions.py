@@ -1,4 +1,4 @@
-"""Run `Gate.check_line` over N records of the benchmark mix, for an instruction counter.
+"""Run `CheckSession.line` over N records of the benchmark mix, for an instruction counter.
 
 Wall clock on a shared box swings by 30-50%; instructions do not. Under valgrind:
 `valgrind --tool=callgrind --callgrind-out-file=/dev/null python -m bench.gate_instructions N`
@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.workload import Workload, write_workspace
+from streams.cli.check_session import CheckSession
 
 GENERATED = 1000
 
@@ -32,8 +33,9 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="rg-instr-") as tmp:
         settings = Settings(workspaces_root=write_workspace(Path(tmp)))
         gate = Gate(settings, DiskFiles.from_settings(settings))
+        session = CheckSession(gate)
         for i, rec in enumerate(records):
-            gate.check_line(rec.value, i + 1, now)
+            session.line(rec.value, i + 1, now)
     return 0
 
 

@@ -3,7 +3,7 @@
 `python -m bench.profile_worker [N]` pre-produces N records, runs `replygate worker` under
 pyinstrument until every output is there, and prints the worker's profile (call tree) to stdout
 and writes it to .run/bench/worker-profile.txt. `python -m bench.profile_worker --gate [N]`
-profiles the in-process pipeline (`Gate.check_line`) instead.
+profiles the in-process pipeline (`CheckSession.line`) instead.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 
 from bench.kafka import REPO, Deployment, produce_all, watch
 from bench.workload import Workload, write_workspace
+from streams.cli.check_session import CheckSession
 
 OUT = REPO / ".run" / "bench"
 
@@ -82,8 +83,9 @@ def profile_gate(n: int) -> str:
         records = list(Workload(3).records(n))
         profiler = Profiler(interval=0.0005)
         profiler.start()
+        session = CheckSession(gate)
         for i, r in enumerate(records):
-            gate.check_line(r.value, i + 1, now)
+            session.line(r.value, i + 1, now)
         profiler.stop()
     text: str = profiler.output_text(unicode=False, color=False)
     return text

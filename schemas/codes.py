@@ -1,8 +1,11 @@
-"""Every stable code replygate emits, in one registry: error codes, dead-letter and notice reasons.
+"""The stable codes replygate emits: the shared error codes, dead-letter and notice reasons.
 
-The metrics allow-lists (`streams/ops/metrics.py`), the catalogue `docs/error-codes.md` and the
-tests read this table, so a code is named, explained and counted in one place. A code that is not
-here is a bug: `tests/schemas/test_codes.py` scans the code base for codes it emits.
+A reply contract brings its own codes (`ReplyContract.codes`, built with `code` and `table`);
+`schemas.registry.issue_codes()` is every error code, the shared ones and each registered
+contract's. The metrics allow-lists, the catalogue `docs/error-codes.md` and the tests read them,
+so a code is named, explained and counted in one place. A code that is not registered is a bug:
+`tests/schemas/test_codes.py` scans the code base for codes it emits. A code with a `template`
+builds its own issues (`RECORD_TOO_LARGE.issue("$", size=..., limit=...)`).
 
 `python -m schemas.codes` rewrites `docs/error-codes.md`; `--check` says whether it is current.
 Pure: no Kafka, no I/O outside `main`.
@@ -16,35 +19,48 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-# Where a code comes from: a reply contract, every contract, or the record around the reply.
-IM: Final = "im.segments.v1"
-HTML: Final = "assistant.html.v1"
-RICH: Final = "kandev.rich_output.v1"
-PLAIN: Final = "text.plain.v1"
-SCHEMA: Final = "caller-owned contracts"
+from schemas.errors import Issue
+from schemas.rich_output import CONTRACT_NAME as RICH
+
+# Where a shared code comes from: every contract, the JSON reading, a caller-owned schema, the
+# rich-output tool, reply selection, or the record around the reply. A reply contract's own codes
+# live with the contract (`ReplyContract.codes`), its name as their first `where`.
 ANY: Final = "any contract"
+JSON: Final = "every JSON contract"
+SCHEMA: Final = "caller-owned contracts"
 SELECT: Final = "reply selection"
 RECORD: Final = "record"
+FILES: Final = "attachments"
+# How many issues one validation lists at most; then one `too_many_errors` (TOO_MANY_ERRORS).
+MAX_ISSUES: Final = 100
 
 CATALOGUE: Final = Path(__file__).resolve().parent.parent / "docs" / "error-codes.md"
 
 
 @dataclass(frozen=True, slots=True)
 class Code:
-    """One stable code: who emits it, what it means, and a message as a person would see it."""
+    """One stable code: who emits it, what it means, and a message as a person would see it.
+
+    A code with a `template` builds its own issues (`issue`), so its wording lives here alone.
+    """
 
     name: str
     where: tuple[str, ...]
     meaning: str
     example_path: str = "$"
     example: str = ""
+    template: str = ""
+
+    def issue(self, path: str, **ctx: object) -> Issue:
+        """The Issue at `path`, its message the template filled with `ctx` (host values only)."""
+        return Issue(path, self.name, self.template.format(**ctx))
 
 
 class UnknownCode(KeyError):
     """A code that is not in the registry: add it here (and regenerate the catalogue)."""
 
 
-def _table(*codes: Code) -> Mapping[str, Code]:
+def table(*codes: Code) -> Mapping[str, Code]:
     """Codes by name; a repeated name is a mistake in this file, caught at import."""
     table: dict[str, Code] = {}
     for code in codes:
@@ -54,14 +70,27 @@ def _table(*codes: Code) -> Mapping[str, Code]:
     return table
 
 
-def _c(name: str, where: str | tuple[str, ...], meaning: str, path: str, example: str) -> Code:
-    return Code(name, (where,) if isinstance(where, str) else where, meaning, path, example)
+def code(
+    name: str,
+    where: str | tuple[str, ...],
+    meaning: str,
+    path: str,
+    example: str,
+    template: str = "",
+) -> Code:
+    """A Code; `example` "" with a template of no placeholders shows the template itself."""
+    places = (where,) if isinstance(where, str) else where
+    shown = example or ("" if "{" in template else template)
+    return Code(name, places, meaning, path, shown, template)
+
+
+_c = code
 
 
 # ---- error codes (`errors[].code` in check lines, CorrectionRequests and dead letters) -------
 
 # fmt: off
-ISSUE_CODES: Final = _table(
+SHARED_CODES: Final = table(
     # Structure, for every contract (pydantic's checks and our own, mapped onto one vocabulary).
     _c("unknown_field", (ANY, RECORD), "A key that the closed object does not list.",
        "segments[0].data.colour", "is not a field of this closed object"),
@@ -80,7 +109,7 @@ ISSUE_CODES: Final = _table(
     _c("invalid_value", (ANY, RECORD),
        "A value outside its closed set (a literal or enum), or a value its own check refused.",
        "action", "Input should be 'cancel'"),
-    _c("integer_out_of_range", (IM, RICH, SCHEMA),
+    _c("integer_out_of_range", (JSON, RICH),
        "An integer literal outside 64 bits, which JSON readers would silently turn into a "
        "float: refused (send it as a string). In a reply's text at `$`; in a `json` tool "
        "call's or a rich-output call's arguments at its path; in a record's envelope the "
@@ -96,30 +125,38 @@ ISSUE_CODES: Final = _table(
        "attempt", "Input should be less than or equal to 1"),
     _c("invalid_format", (ANY, RECORD), "A string that does not match its pattern.",
        "platform", "String should match pattern '^[a-z0-9][a-z0-9_-]*$'"),
-    _c("invalid_url", (ANY, IM), "Not an absolute http:// or https:// URL with a host.",
+    _c("invalid_url", (ANY,), "Not an absolute http:// or https:// URL with a host.",
        "segments[2].data.url", "must be an absolute http:// or https:// URL with a host"),
     _c("invalid_datetime", (RECORD,), "A timestamp that is not ISO 8601 with a time zone.",
        "produced_at", "has no time zone (use Z or +00:00)"),
-    _c("too_many_errors", (IM, HTML),
+    TOO_MANY_ERRORS := _c(
+       "too_many_errors", ANY,
        "The list of errors was cut: only the first ones are listed, fix them and resend.",
-       "$", "more than 100 errors; only the first 100 are listed"),
-    _c("not_json", (IM, RICH, RECORD),
+       "$", "the list of errors was cut after 100; fix these and resend",
+       "the list of errors was cut after {listed}; fix these and resend"),
+    NOT_JSON := _c(
+       "not_json", (JSON, RICH, RECORD),
        "Not exactly one JSON value: a Markdown fence, prose around the JSON, two objects, "
        "NaN/Infinity, or bytes that are not UTF-8 JSON.",
        "$",
        "must be exactly one JSON object and nothing else: no Markdown fence, no text around "
        "it, no second value (unexpected character, expected a JSON value: line 1 column 1 "
-       "(char 0))"),
+       "(char 0))",
+       "not one UTF-8 JSON value: {error}"),
     # Where the reply comes from (every reply contract).
-    _c("ambiguous_reply", SELECT,
+    AMBIGUOUS_REPLY := _c(
+       "ambiguous_reply", SELECT,
        "Both a `json` tool call and `output.text` (or text and `output.chunks`): "
        "which one counts?",
-       "output",
+       "output", "",
        "both a json tool call and output.text are present; send the reply in one of them"),
-    _c("missing_reply", SELECT, "Neither a `json` tool call nor `output.text`.",
-       "output", "there is neither a json tool call nor output.text"),
-    _c("multiple_json_tool_calls", SELECT, "More than one tool call named `json`.",
-       "output.tool_calls", "2 tool calls are named json; send the reply in exactly one"),
+    MISSING_REPLY := _c(
+       "missing_reply", SELECT, "Neither a `json` tool call nor `output.text`.",
+       "output", "", "there is neither a json tool call nor output.text"),
+    MULTIPLE_JSON_TOOL_CALLS := _c(
+       "multiple_json_tool_calls", SELECT, "More than one tool call named `json`.",
+       "output.tool_calls", "2 tool calls are named json; send the reply in exactly one",
+       "{count} tool calls are named json; send the reply in exactly one"),
     _c("incomplete_stream", SELECT,
        "A streamed final reply (`output.chunks: N`) whose chunks `0 .. N-1` did not all come "
        "before it; still corrected.",
@@ -131,87 +168,10 @@ ISSUE_CODES: Final = _table(
        "output.chunks",
        "the chunks pass the limit of 1048576 bytes (or 10000 chunks) per turn and attempt; "
        "send a shorter reply"),
-    _c("invalid_reply", SELECT,
+    INVALID_REPLY := _c(
+       "invalid_reply", SELECT,
        "A contract said no without saying why (a registered contract's bug); still corrected.",
-       "$", "the reply is invalid"),
-    # im.segments.v1
-    _c("unknown_segment_type", IM, "A segment `type` outside the closed list.",
-       "segments[1].type",
-       "is not a segment type; use one of text, markdown, mention, image, audio, video, "
-       "file, reply, forward, face, dice, rps, share"),
-    _c("unknown_mention_target", IM,
-       "A mention of someone who is neither `context.sender_id` nor in `context.members`.",
-       "segments[1].data.target",
-       "is not the sender or a member of this conversation; mention only a given user ID, "
-       "exactly as given"),
-    # assistant.html.v1
-    _c("not_fenced", HTML,
-       "The answer is not exactly one ```html fence (plus the optional trailing line): text "
-       "before or after it, no fence, or a fence never closed.",
-       "$",
-       "the answer must start with a Markdown code fence labelled html (```html); found "
-       "other text before it"),
-    _c("wrong_transport", HTML, "The HTML came as a `json` tool call; this contract takes text.",
-       "$", "this contract takes a text answer (a ```html fence), not a json tool call"),
-    _c("empty_html", HTML, "The fence holds no HTML.",
-       "html/body", "the ```html fence holds no HTML"),
-    _c("disallowed_element", HTML,
-       "An element outside the allowed list, a comment, or an explicit html/head/body/doctype.",
-       "html/body/script[1]",
-       "<script> is not allowed (allowed: a b br code div em footer h1 h2 h3 h4 h5 h6 i img "
-       "li ol p pre s strong sub sup table tbody td th thead tr u ul)"),
-    _c("disallowed_attribute", HTML, "An attribute the element may not have.",
-       "html/body/p[1]@style", "<p> may not have this attribute (allowed: id)"),
-    _c("duplicate_attribute", HTML,
-       "The same attribute twice on one tag: consumers disagree about which one counts.",
-       "html/body",
-       "<a> at 3:5 has the attribute 'href' twice; consumers disagree about which one "
-       "counts: write it once"),
-    _c("missing_attribute", HTML, "A required attribute is absent (e.g. `a` without `href`).",
-       "html/body/p[1]/a[1]@target", 'is required: target="_blank"'),
-    _c("invalid_attribute_value", HTML,
-       "An attribute with the wrong value: a class or target not exactly as listed, a bad "
-       "image source, a blank alt, an element ID outside [A-Za-z0-9_-].",
-       "html/body/p[1]/a[1]@class", "is 'link'; must be exactly \"http-source\""),
-    _c("footer_outside_blockquote", HTML, '`footer` outside `div class="blockquote"`.',
-       "html/body/footer[1]", '<footer> is only allowed inside <div class="blockquote">'),
-    _c("doc_embed_not_empty", HTML, 'A `div class="blockquote doc-embed"` with content.',
-       "html/body/div[1]", 'a <div class="blockquote doc-embed"> must be empty'),
-    _c("invalid_character", HTML,
-       "A control character or lone surrogate in the HTML (the parser would drop or change "
-       "it, so what is delivered would not be what was checked).",
-       "html/body", "contains the control character U+0007 at 2:14 of the HTML; remove it"),
-    _c("too_complex", HTML,
-       "Too many elements or attributes, nesting too deep, or markup whose parse would "
-       "explode: refused before parsing.",
-       "html/body", "more than 10000 elements"),
-    _c("markdown_shorthand", HTML,
-       "Markdown in the text (`**bold**`, `__bold__`, `[text](url)`, `![alt](url)`, `# ` "
-       "headings, fences): it is not rendered here.",
-       "html/body/p[1]/text()[1]",
-       "Markdown is not rendered here: **bold**/__bold__ (use <strong> or <b>)"),
-    _c("invalid_uri", HTML, "A cited URI that is not one of the canonical forms.",
-       "html/body/div[1]@data-source",
-       "'skill://x' is not skill://SkillName/INSTANCE"),
-    _c("non_canonical_uri", HTML, "A bare `docid-...` inside an attribute, not a doc:// URI.",
-       "html/body/div[1]@data-source",
-       "'docid-113-c0' is a bare doc reference; write it as doc://docid-113-c0"),
-    _c("missing_element_ids", HTML,
-       "A cited fragment whose element IDs are known, cited without `?id=`.",
-       "html/body/b[1]@id",
-       "doc://docid-17-c2-p3 cites a fragment whose element IDs are known; add ?id= with "
-       "the IDs you used (one of text-21, text-22)"),
-    _c("unknown_element_id", HTML, "A cited element ID that the fragment does not contain.",
-       "html/body/b[1]@id",
-       "doc://docid-17-c2-p3?id=text-99: element ID 'text-99' is not in fragment "
-       "docid-17-c2-p3 (known: text-21, text-22)"),
-    # text.plain.v1 (and progress summaries)
-    _c("control_character", PLAIN,
-       "NUL or another C0/C1 control character (tab, line feed and carriage return are "
-       "fine); the path names the code point's index. Also in a progress summary's text.",
-       "text[5]",
-       "contains the control character U+0007; only tab, line feed and carriage return are "
-       "allowed"),
+       "$", "", "the reply is invalid"),
     # caller-owned contracts (JSON Schema): `schema.` + the failing keyword
     *(_c(f"schema.{keyword}", SCHEMA, meaning, path, message)
       for keyword, meaning, path, message in (
@@ -374,26 +334,35 @@ ISSUE_CODES: Final = _table(
        "data row 2 (line 3), column 2 ('sales'): is too large to be a finite number"),
     _c("snapshot_too_large", RICH, "The CSV snapshot is over 64 KiB as JSON.",
        "$", "the CSV snapshot is 70000 bytes as JSON; the limit is 65536"),
-    _c("correction_mismatch", ANY,
+    CORRECTION_MISMATCH := _c(
+       "correction_mismatch", ANY,
        "A correction (`attempt` 1) whose conversation, platform or contract is not the one its "
        "pending turn asked for: the turn ends with the failure notice.",
-       "contract", "the correction is for 'text.plain.v1'; the turn asked for 'im.segments.v1'"),
+       "contract", "the correction is for 'acme.ticket.v2'; the turn asked for 'acme.ticket.v1'",
+       "the correction is for {got!r}; the turn asked for {asked!r}"),
     # The record around the reply (these end as dead letters, not corrections).
-    _c("unknown_record", RECORD, "A `check` line with neither `turn_id` nor `call_id`.",
-       "$", "a record needs turn_id (reply) or call_id (tool)"),
-    _c("unknown_platform", RECORD, "A platform that this deployment does not serve.",
-       "platform", "'fax' is not configured"),
-    _c("unknown_contract", RECORD, "A contract that is not registered.",
-       "contract", "'im.segments.v9' is not registered"),
-    _c("record_too_large", RECORD, "A record over `max_record_bytes`.",
-       "$", "2000000 bytes; the limit is 1048576"),
-    _c("processing_error", RECORD,
+    UNKNOWN_RECORD := _c(
+       "unknown_record", RECORD, "A `check` line with neither `turn_id` nor `call_id`.",
+       "$", "", "a record needs turn_id (reply) or call_id (tool)"),
+    UNKNOWN_PLATFORM := _c(
+       "unknown_platform", RECORD, "A platform that this deployment does not serve.",
+       "platform", "'fax' is not configured", "{platform!r} is not configured"),
+    UNKNOWN_CONTRACT := _c(
+       "unknown_contract", RECORD, "A contract that is not registered.",
+       "contract", "'im.segments.v9' is not registered; known: im.segments.v1, text.plain.v1",
+       "{contract!r} is not registered; known: {known}"),
+    RECORD_TOO_LARGE := _c(
+       "record_too_large", RECORD, "A record over `max_record_bytes`.",
+       "$", "2000000 bytes; the limit is 1048576", "{size} bytes; the limit is {limit}"),
+    PROCESSING_ERROR := _c(
+       "processing_error", RECORD,
        "The gate itself failed on the record (a bug, or a registered contract that raised); "
        "only the exception's type is said.",
-       "$", "the gate failed: RuntimeError"),
-    _c("turn_expired", RECORD,
+       "$", "the gate failed: RuntimeError", "the gate failed: {error}"),
+    TURN_EXPIRED := _c(
+       "turn_expired", RECORD,
        "A reply older than the state horizon, for a turn the gate no longer remembers.",
-       "produced_at",
+       "produced_at", "",
        "the reply is older than the state horizon: its turn may already be finished"),
     _c("wrong_key", RECORD,
        "An input record whose Kafka key is not the UTF-8 bytes of its `conversation_id` "
@@ -405,7 +374,7 @@ ISSUE_CODES: Final = _table(
 
 # ---- dead-letter reasons (`DeadLetter.reason`) --------------------------------------------
 
-DEAD_LETTER_REASONS: Final = _table(
+DEAD_LETTER_REASONS: Final = table(
     _c("not_json", RECORD, "The bytes are not one UTF-8 JSON value.", "", ""),
     _c("invalid_envelope", RECORD,
        "JSON, but not a valid RawReply, ToolCall or TurnControl (or an unknown platform).",
@@ -426,42 +395,42 @@ DEAD_LETTER_REASONS: Final = _table(
 # ---- attachment notice reasons (`Delivery.notices[].reason`, im.segments.v1) ----------------
 
 # fmt: off
-NOTICE_REASONS: Final = _table(
-    _c("attachment_undecodable", IM, "`base64` media that does not decode strictly.", "", ""),
-    _c("attachment_unreadable", IM, "A `path` that does not exist or cannot be read.", "", ""),
-    _c("attachment_outside_root", IM, "A `path` whose real path leaves the media root.", "", ""),
-    _c("attachment_wrong_kind", IM,
+NOTICE_REASONS: Final = table(
+    _c("attachment_undecodable", FILES, "`base64` media that does not decode strictly.", "", ""),
+    _c("attachment_unreadable", FILES, "A `path` that does not exist or cannot be read.", "", ""),
+    _c("attachment_outside_root", FILES, "A `path` whose real path leaves the media root.", "", ""),
+    _c("attachment_wrong_kind", FILES,
        "Bytes whose magic number is not of the segment's kind (a text file as an image).",
        "", ""),
-    _c("attachment_oversized", IM, "Media over `max_attachment_bytes`.", "", ""),
+    _c("attachment_oversized", FILES, "Media over `max_attachment_bytes`.", "", ""),
 )
 # fmt: on
 
 
-def issue_code(name: str) -> str:
-    """`name` itself when registered; an `UnknownCode` otherwise (for checks and the tests)."""
-    if name not in ISSUE_CODES:
-        raise UnknownCode(name)
-    return name
-
-
-def unregistered(names: Iterable[str], table: Mapping[str, Code] = ISSUE_CODES) -> list[str]:
-    """The names the table does not know, sorted (empty when every one is registered)."""
-    return sorted(set(names) - set(table))
+def unregistered(names: Iterable[str], known: Mapping[str, Code]) -> list[str]:
+    """The names `known` does not hold, sorted (empty when every one is registered)."""
+    return sorted(set(names) - set(known))
 
 
 # ---- the catalogue ---------------------------------------------------------------------------
 
-_SECTIONS: Final = (
+# The shared codes' sections, before and after the reply contracts' own sections.
+_FIRST_SECTIONS: Final = (
     (ANY, "Every contract"),
     (SELECT, "Where the reply comes from (every contract)"),
-    (IM, f"`{IM}`"),
-    (HTML, f"`{HTML}`"),
-    (PLAIN, f"`{PLAIN}` and progress summaries"),
+    (JSON, "Every JSON contract (the reply read as one JSON value)"),
+)
+_LAST_SECTIONS: Final = (
     (SCHEMA, "Caller-owned contracts (JSON Schema): `schema.` and the failing keyword"),
     (RICH, f"`{RICH}`"),
     (RECORD, "The record around the reply"),
 )
+# A contract's own codes under its heading (`ReplyContract.catalogue_title`, `.codes`).
+ContractCodes = Sequence[tuple[str, Mapping[str, Code]]]
+
+
+def _first_in(codes: Mapping[str, Code], key: str) -> list[Code]:
+    return [c for c in codes.values() if c.where[0] == key]
 
 
 def _cell(text: str) -> str:
@@ -483,13 +452,20 @@ def _rows(codes: Sequence[Code], with_example: bool) -> list[str]:
     return lines
 
 
-def catalogue() -> str:
-    """docs/error-codes.md, from the registry alone (the test compares it with the file)."""
+def all_codes(contract_codes: ContractCodes) -> Mapping[str, Code]:
+    """The shared codes and every contract's own, one table (a name used twice is a mistake)."""
+    return table(*SHARED_CODES.values(), *(c for _, own in contract_codes for c in own.values()))
+
+
+def catalogue(contract_codes: ContractCodes) -> str:
+    """docs/error-codes.md, from the shared codes and the contracts' own (the test compares it
+    with the file)."""
+    codes = all_codes(contract_codes)
     out = [
         "# Error codes",
         "",
-        "<!-- Generated by `python -m schemas.codes` from schemas/codes.py: edit that file, "
-        "not this one. -->",
+        "<!-- Generated by `python -m schemas.codes` from schemas/codes.py and each contract's "
+        "own codes: edit those, not this file. -->",
         "",
         "Every error replygate reports is `{path, code, message}`: a JSON path (or an HTML "
         "location), one of the stable codes below, and a message a person can act on. The "
@@ -497,14 +473,18 @@ def catalogue() -> str:
         "it is mostly emitted; `also in` names the other places. The rules behind them are in "
         "[contracts.md](contracts.md) and [records.md](records.md).",
         "",
-        f"{len(ISSUE_CODES)} error codes, {len(DEAD_LETTER_REASONS)} dead-letter reasons, "
+        f"{len(codes)} error codes, {len(DEAD_LETTER_REASONS)} dead-letter reasons, "
         f"{len(NOTICE_REASONS)} attachment notice reasons. The worker counts each error in "
         "`replygate_validation_errors_total{contract, code}`; every code here is a label value "
         "of its own (anything else, e.g. from a deployment's own contract, is `other`).",
     ]
-    for key, title in _SECTIONS:
-        codes = [c for c in ISSUE_CODES.values() if c.where[0] == key]
-        out += ["", f"## {title}", "", *_rows(codes, with_example=True)]
+    sections = [
+        *((title, _first_in(SHARED_CODES, key)) for key, title in _FIRST_SECTIONS),
+        *((title, list(own.values())) for title, own in contract_codes),
+        *((title, _first_in(SHARED_CODES, key)) for key, title in _LAST_SECTIONS),
+    ]
+    for title, listed in sections:
+        out += ["", f"## {title}", "", *_rows(listed, with_example=True)]
     out += [
         "",
         "## Dead-letter reasons",
@@ -516,8 +496,9 @@ def catalogue() -> str:
         "",
         "## Attachment notice reasons",
         "",
-        f"`Delivery.notices[].reason` (`{IM}`): the attachment was replaced by the configured "
-        "notice text and the reply was still delivered; not an error.",
+        "`Delivery.notices[].reason` (a contract whose attachments the file stage reads): the "
+        "attachment was replaced by the configured notice text and the reply was still "
+        "delivered; not an error.",
         "",
         *_rows(list(NOTICE_REASONS.values()), with_example=False),
     ]
@@ -527,7 +508,9 @@ def catalogue() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Write docs/error-codes.md; with `--check`, exit 1 (and say so) when it is out of date."""
     args = list(sys.argv[1:] if argv is None else argv)
-    text = catalogue()
+    from schemas.registry import contract_codes  # the registry imports the contracts
+
+    text = catalogue(contract_codes())
     if args == ["--check"]:
         current = CATALOGUE.read_text(encoding="utf-8") if CATALOGUE.exists() else ""
         if current != text:
@@ -539,7 +522,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     CATALOGUE.parent.mkdir(parents=True, exist_ok=True)
     CATALOGUE.write_text(text, encoding="utf-8")
-    print(f"wrote {CATALOGUE} ({len(ISSUE_CODES)} codes)")
+    print(f"wrote {CATALOGUE}")
     return 0
 
 

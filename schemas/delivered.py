@@ -2,8 +2,8 @@
 
 An endpoint trusts nothing it reads from a topic: the record must be a closed Delivery, and its
 `message` must be what the named contract itself would deliver. The message is turned back into
-the reply the contract reads (`reply_of`), validated again, and the contract's result must be
-the message, unchanged. Pure: no Kafka, no Faust, no I/O.
+the reply the contract reads (`ReplyContract.reply_of`), validated again, and the contract's
+result must be the message, unchanged. Pure: no Kafka, no Faust, no I/O.
 
 What an endpoint cannot know is the conversation the gate saw: a mention target is taken as a
 member (the gate checked it against the members), and document fragment ids are not required
@@ -12,87 +12,24 @@ member (the gate checked it against the members), and document fragment ids are 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from pydantic import ValidationError
 
-from schemas.contract import ReplyContract, ReplyInput
+from schemas.contract import ReplyContract
 from schemas.errors import Issue, issues_from_validation_error
 from schemas.preview import one_line
 from schemas.progress import progress_text_issues
-from schemas.records import EMPTY_CONTEXT, Context, Delivery
-
-HTML: Final = "assistant.html.v1"
-IM: Final = "im.segments.v1"
-PLAIN: Final = "text.plain.v1"
-RAG_LINE: Final = "optional_rag_fragment_used: "
-# The built-in contracts deliver an object; a caller-owned schema may deliver any JSON value.
-OBJECT_MESSAGES: Final = frozenset((HTML, IM, PLAIN))
-
-
-def _html_reply(message: Mapping[str, Any]) -> ReplyInput:
-    """The fenced answer that `assistant.html.v1` turns into this message."""
-    html = message.get("html")
-    text = f"```html\n{html if isinstance(html, str) else ''}\n```"
-    rag = message.get("rag_fragments_used")
-    if isinstance(rag, list) and rag and all(isinstance(item, str) for item in rag):
-        text += "\n" + RAG_LINE + ";".join(rag)
-    return ReplyInput("text", text=text)
-
-
-def _text_reply(message: Mapping[str, Any]) -> ReplyInput:
-    """A plain-text contract's message is `{"text": ...}`; its reply is that text."""
-    text = message.get("text")
-    return ReplyInput("text", text=text if isinstance(text, str) else None)
-
-
-def _json_reply(message: Any) -> ReplyInput:
-    """JSON contracts (im.segments.v1, caller-owned schemas) deliver the reply value itself."""
-    return ReplyInput("tool", arguments=message)
-
-
-# How a contract's delivered message maps back to its reply; any other contract: `_json_reply`.
-REPLY_OF: Final[Mapping[str, Callable[[Any], ReplyInput]]] = {
-    HTML: _html_reply,
-    PLAIN: _text_reply,
-}
-
-
-def reply_of(contract: str, message: Any) -> ReplyInput:
-    """The reply that the contract reads for a delivered message."""
-    return REPLY_OF.get(contract, _json_reply)(message)
-
-
-def _mention_targets(message: Mapping[str, Any]) -> list[str]:
-    """The mention targets of an IM message (the gate checked them against the members)."""
-    segments = message.get("segments")
-    if not isinstance(segments, list):
-        return []
-    targets = []
-    for segment in segments:
-        if not isinstance(segment, dict) or segment.get("type") != "mention":
-            continue
-        data = segment.get("data")
-        target = data.get("target") if isinstance(data, dict) else None
-        if isinstance(target, str):
-            targets.append(target)
-    return targets
-
-
-def context_of(contract: str, message: Mapping[str, Any]) -> Context:
-    """What the endpoint can say of the conversation: no more than the message shows."""
-    if contract == IM:
-        return Context(members=_mention_targets(message))
-    return EMPTY_CONTEXT
+from schemas.records import Delivery
 
 
 def message_issues(contract: ReplyContract, message: Any) -> tuple[Issue, ...]:
     """Why `message` is not what `contract` delivers (empty: it is), paths under `message`."""
-    if contract.name in OBJECT_MESSAGES and not isinstance(message, dict):
+    if contract.delivers_object and not isinstance(message, dict):
         return (Issue("message", "wrong_type", "must be an object"),)
-    result = contract.validate(reply_of(contract.name, message), context_of(contract.name, message))
+    result = contract.validate(contract.reply_of(message), contract.endpoint_context(message))
     if result.issues:
         return tuple(
             Issue(_under_message(issue.path), issue.code, issue.message) for issue in result.issues
@@ -174,7 +111,7 @@ def check_delivery(
         return Checked(None, (issue,))
     if delivery.kind == "progress":
         issues = progress_issues(delivery.message)
-    elif delivery.kind == "failure_notice" and contract.name not in OBJECT_MESSAGES:
+    elif delivery.kind == "failure_notice" and not contract.notice_in_message_shape:
         issues = text_issues(delivery.message, "the host's notice", needs_text=True)
     else:
         issues = message_issues(contract, delivery.message)

@@ -90,13 +90,13 @@ def _code_for(error_type: str) -> str:
 
     A custom error raised with a registered code as its type (`PydanticCustomError`) keeps it.
     """
-    from schemas.codes import ISSUE_CODES  # here: `python -m schemas.codes` imports this package
+    from schemas.codes import SHARED_CODES  # here: `python -m schemas.codes` imports this package
 
     if error_type in _CODES:
         return _CODES[error_type]
     if error_type.endswith("_type") or error_type in ("model_type", "dict_type", "list_type"):
         return "wrong_type"
-    if error_type in ISSUE_CODES:
+    if error_type in SHARED_CODES:
         return error_type
     return "invalid_value"
 

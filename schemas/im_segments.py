@@ -24,15 +24,30 @@ from pydantic import (
 )
 from pydantic.types import Strict
 
-from schemas.contract import ContractResult, ReplyContract, ReplyInput
+from schemas.codes import MAX_ISSUES, TOO_MANY_ERRORS, code, table
+from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue, child_path, issues_from_validation_error, json_path
-from schemas.json_numbers import wide_integer, wide_number_issues
+from schemas.json_read import not_json, parse_object
+from schemas.preview import segments_text
 from schemas.records import Context
 from schemas.uris import HTTP_URL_SCHEMA, is_http_url
 
 NAME: Final = "im.segments.v1"
+
+# fmt: off
+CODES: Final = table(
+    code("unknown_segment_type", NAME, "A segment `type` outside the closed list.",
+       "segments[1].type",
+       "is not a segment type; use one of text, markdown, mention, image, audio, video, "
+       "file, reply, forward, face, dice, rps, share"),
+    code("unknown_mention_target", NAME,
+       "A mention of someone who is neither `context.sender_id` nor in `context.members`.",
+       "segments[1].data.target",
+       "is not the sender or a member of this conversation; mention only a given user ID, "
+       "exactly as given"),
+)
+# fmt: on
 MAX_SEGMENTS: Final = 1_000
-MAX_ISSUES: Final = 100
 
 MEDIA_TYPES: Final = ("image", "audio", "video", "file")
 MEDIA_KINDS: Final = ("url", "path", "base64", "file")
@@ -213,11 +228,7 @@ class _Sink:
             return list(self.items)
         return [
             *self.items[: self.limit],
-            Issue(
-                "$",
-                "too_many_errors",
-                f"more than {self.limit} errors; only the first {self.limit} are listed",
-            ),
+            TOO_MANY_ERRORS.issue("$", listed=self.limit),
         ]
 
 
@@ -372,57 +383,6 @@ def _has_mention(message: dict[str, Any]) -> bool:
     )
 
 
-# --- transport --------------------------------------------------------------------------------
-def _not_json(message: str) -> Issue:
-    return Issue("$", "not_json", message)
-
-
-def parse_reply(reply: ReplyInput) -> tuple[dict[str, Any] | None, Issue | None]:
-    """The reply's one JSON object, or why there is none; nothing is stripped or extracted."""
-    if reply.transport == "tool" and not isinstance(reply.arguments, dict):
-        return None, _not_json("the json tool call's arguments must be one JSON object")
-    value, problem = parse_value(reply, "object")
-    if problem is not None:
-        return None, problem
-    if not isinstance(value, dict):
-        return None, _not_json("must be one JSON object, not an array, string, number or null")
-    return value, None
-
-
-def _wide_argument(arguments: Any) -> Issue | None:
-    """The first number in the arguments that no 64-bit value holds (see `WideNumber`), found
-    only when orjson cannot write them (about a microsecond for a valid reply)."""
-    try:
-        orjson.dumps(arguments)
-    except TypeError:
-        wide = wide_number_issues(arguments, limit=1)
-        return wide[0] if wide else None  # too deep: the contract's own rules say so
-    return None
-
-
-def parse_value(reply: ReplyInput, what: str = "value") -> tuple[Any, Issue | None]:
-    """The reply's one JSON value (the `json` call's arguments, or `output.text` parsed), or
-    why there is none: the transport rules shared by every JSON contract."""
-    if reply.transport == "tool":
-        return reply.arguments, _wide_argument(reply.arguments)
-    text = reply.text
-    if text is None:
-        return None, _not_json(f"there is no reply text; reply with one JSON {what}")
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        if "depth limit" in str(exc):
-            return None, _not_json("is nested too deeply to be parsed (more than 1024 levels)")
-        return None, _not_json(
-            f"must be exactly one JSON {what} and nothing else: no Markdown fence, no text "
-            f"around it, no second value ({exc})"
-        )
-    wide = wide_integer(text)
-    if wide is not None:
-        return None, wide
-    return value, None
-
-
 # --- the contract -----------------------------------------------------------------------------
 def _segment_schema(seg_type: str) -> dict[str, Any]:
     return {
@@ -497,16 +457,20 @@ _INSTRUCTIONS: Final = (
 )
 
 
-class ImSegmentsContract:
+class ImSegmentsContract(ContractBase):
     """`im.segments.v1`: closed segments for instant-messaging platforms."""
 
-    name: Final = NAME
+    name = NAME
+    delivers_object = True
+    notice_in_message_shape = True
+    needs_file_stage = True  # its media segments are read and checked by their bytes
+    codes = CODES
 
     def validate(self, reply: ReplyInput, context: Context | None = None) -> ContractResult:
         """Parse the one JSON object, check every rule, and return the object untouched."""
-        message, problem = parse_reply(reply)
+        message, problem = parse_object(reply)
         if problem is not None or message is None:
-            return ContractResult(issues=(problem or _not_json("no reply"),))
+            return ContractResult(issues=(problem or not_json("no reply"),))
         mentionable = (
             context.mentionable()
             if context is not None and _has_mention(message)
@@ -530,6 +494,29 @@ class ImSegmentsContract:
     def notice_message(self, text: str) -> dict[str, Any]:
         """The host's notice as a single text segment, so endpoints need no special case."""
         return {"segments": [{"type": "text", "data": {"text": text}}]}
+
+    def preview_text(self, message: Any) -> str:
+        return segments_text(message)
+
+    def endpoint_context(self, message: Any) -> Context:
+        """A mention target is taken as a member: the gate checked it against the members."""
+        return Context(members=mention_targets(message))
+
+
+def mention_targets(message: Any) -> list[str]:
+    """The mention targets of a delivered message, in order."""
+    segments = message.get("segments") if isinstance(message, dict) else None
+    if not isinstance(segments, list):
+        return []
+    targets = []
+    for segment in segments:
+        if not isinstance(segment, dict) or segment.get("type") != "mention":
+            continue
+        data = segment.get("data")
+        target = data.get("target") if isinstance(data, dict) else None
+        if isinstance(target, str):
+            targets.append(target)
+    return targets
 
 
 IM_SEGMENTS_V1: Final = ImSegmentsContract()

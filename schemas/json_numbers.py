@@ -6,8 +6,8 @@ the gate writes goes through orjson again. Nothing is coerced, and such an integ
 carried exactly, so it is refused with `integer_out_of_range` (send it as a string instead).
 Literals written as floats (`1e30`, `2.5`) are floats and stay as they are.
 
-Cost: one search for a run of 19 digits rules out almost every text (about 2 ms per MB); only
-then is the text tokenized (strings skipped whole, numbers whole), linear in its length.
+Cost: one search for a run of 19 digits rules out almost every text; only then is the text
+tokenized (strings skipped whole, numbers whole), linear in its length (figures: bench/README.md).
 """
 
 from __future__ import annotations

@@ -16,22 +16,21 @@ from typing import Any, Final
 import jsonschema_rs
 import orjson
 
-from schemas.codes import ISSUE_CODES
-from schemas.contract import ContractResult, ReplyContract, ReplyInput
+from schemas.codes import MAX_ISSUES, SHARED_CODES, TOO_MANY_ERRORS
+from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue, child_path, json_path
-from schemas.im_segments import parse_value
+from schemas.json_read import parse_value
 from schemas.records import Context
 
 DRAFT_2020_12: Final = "https://json-schema.org/draft/2020-12/schema"
 NAME_PATTERN: Final = re.compile(r"^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*\.v[0-9]+$")
-MAX_ISSUES: Final = 100
 MAX_NAME_CHARS: Final = 100
 # Replies with more values than this get their first error only (see `schema_issues`).
 MAX_LISTED_NODES: Final = 10_000
 
 # The keywords whose failures are reported as `schema.<keyword>`: those schemas/codes.py lists.
 KEYWORDS: Final = tuple(
-    code.removeprefix("schema.") for code in ISSUE_CODES if code.startswith("schema.")
+    code.removeprefix("schema.") for code in SHARED_CODES if code.startswith("schema.")
 )
 _KEYWORD_SET: Final = frozenset(KEYWORDS)
 # Keywords followed in a schema path by a name or an index before the next subschema.
@@ -240,10 +239,7 @@ def schema_issues(validator: Any, value: Any) -> list[Issue]:
             validator.validate(value)
         except jsonschema_rs.ValidationError as first_error:
             first = list(violation_issues(first_error))[:MAX_ISSUES]
-            cut = Issue(
-                "$", "too_many_errors", "the reply is large: only its first error is listed"
-            )
-            return [*first, cut]
+            return [*first, TOO_MANY_ERRORS.issue("$", listed=len(first))]
         return []
     issues: list[Issue] = []
     for error in validator.iter_errors(value):
@@ -251,7 +247,7 @@ def schema_issues(validator: Any, value: Any) -> list[Issue]:
         if len(issues) > MAX_ISSUES:
             return [
                 *issues[:MAX_ISSUES],
-                Issue("$", "too_many_errors", f"more than {MAX_ISSUES} errors; fix these first"),
+                TOO_MANY_ERRORS.issue("$", listed=MAX_ISSUES),
             ]
     return issues
 
@@ -265,7 +261,7 @@ _INSTRUCTIONS: Final = (
 _NULL: Final = "is null (or absent): a reply is one JSON value other than null"
 
 
-class SchemaContract:
+class SchemaContract(ContractBase):
     """A caller-owned contract: a name, a draft 2020-12 schema and optional instructions."""
 
     def __init__(self, name: str, schema: dict[str, Any], instructions: str | None = None):

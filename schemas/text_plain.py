@@ -8,12 +8,22 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from schemas.contract import ContractResult, ReplyContract, ReplyInput
+from schemas.codes import MAX_ISSUES, TOO_MANY_ERRORS, code, table
+from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue
 from schemas.records import Context
 
 NAME: Final = "text.plain.v1"
-MAX_ISSUES: Final = 100
+# fmt: off
+CODES: Final = table(
+    code("control_character", NAME,
+       "NUL or another C0/C1 control character (tab, line feed and carriage return are "
+       "fine); the path names the code point's index. Also in a progress summary's text.",
+       "text[5]",
+       "contains the control character U+0007; only tab, line feed and carriage return are "
+       "allowed"),
+)
+# fmt: on
 # NUL and the C0/C1 controls; tab, line feed and carriage return are ordinary text.
 _ALLOWED_CONTROLS: Final = frozenset("\t\n\r")
 _CONTROLS: Final = (
@@ -35,9 +45,7 @@ def control_character_issues(
         if char not in controls:
             continue
         if len(issues) == MAX_ISSUES:
-            issues.append(
-                Issue(base, "too_many_errors", f"more than {MAX_ISSUES} control characters")
-            )
+            issues.append(TOO_MANY_ERRORS.issue(base, listed=MAX_ISSUES))
             break
         issues.append(
             Issue(
@@ -50,6 +58,13 @@ def control_character_issues(
     return issues
 
 
+# The delivered text: any text but the control characters this contract refuses.
+_TEXT_SCHEMA: Final = {
+    "type": "string",
+    "description": "the reply's output.text, exactly as sent; blank text means no reply",
+    "pattern": "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u0080-\\u009f]*$",
+}
+
 _INSTRUCTIONS: Final = (
     "Your previous reply broke the required format. Send it again as plain text in output.text "
     "(not as a json tool call): the same content, without control characters (NUL and the "
@@ -57,10 +72,14 @@ _INSTRUCTIONS: Final = (
 )
 
 
-class TextPlainContract:
+class TextPlainContract(ContractBase):
     """`text.plain.v1`: `output.text` as it is, masked, never parsed."""
 
-    name: Final = NAME
+    name = NAME
+    delivers_object = True
+    notice_in_message_shape = True
+    codes = CODES
+    catalogue_title = f"`{NAME}` and progress summaries"
 
     def validate(self, reply: ReplyInput, context: Context | None = None) -> ContractResult:
         """Text only; blank is no reply; control characters are invalid."""
@@ -82,21 +101,35 @@ class TextPlainContract:
             return ContractResult(issues=tuple(issues))
         return ContractResult(message={"text": reply.text})
 
-    def json_schema(self) -> dict[str, Any]:
-        return {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "$id": "urn:replygate:contract:text.plain.v1",
-            "title": NAME,
-            "description": "Plain text in output.text; blank text means no reply.",
-            "type": "string",
-            "pattern": "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u0080-\\u009f]*$",
-        }
-
     def instructions(self) -> str:
         return _INSTRUCTIONS
 
     def notice_message(self, text: str) -> dict[str, Any]:
         return {"text": text}
+
+    def model_schema(self) -> None:
+        """The model writes plain text, not JSON: the instructions say all there is."""
+        return None
+
+    def json_schema(self) -> dict[str, Any]:
+        """The delivered message: `{"text": ...}`, closed."""
+        return {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": "urn:replygate:contract:text.plain.v1",
+            "title": NAME,
+            "type": "object",
+            "properties": {"text": _TEXT_SCHEMA},
+            "required": ["text"],
+            "additionalProperties": False,
+        }
+
+    def preview_text(self, message: Any) -> str:
+        return str(message.get("text", ""))
+
+    def reply_of(self, message: Any) -> ReplyInput:
+        """The message is `{"text": ...}`; its reply is that text."""
+        text = message.get("text") if isinstance(message, dict) else None
+        return ReplyInput("text", text=text if isinstance(text, str) else None)
 
 
 TEXT_PLAIN_V1: Final = TextPlainContract()

@@ -306,6 +306,10 @@ class Settings(
         """Only one group's settings, for the part that owns them (already validated)."""
         return kind.model_construct(**{name: getattr(self, name) for name in kind.model_fields})
 
+    def deadline_topic(self) -> str:
+        """The internal topic of deadline events, on the turn's own partition."""
+        return f"{self.app_id}-deadlines"
+
     def schema_path(self, entry: SchemaContractEntry) -> Path:
         """A schema file's path: relative ones are read beside the config file."""
         if entry.schema_file.is_absolute() or self.config_file is None:

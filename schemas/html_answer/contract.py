@@ -13,13 +13,15 @@ from typing import Any, Final
 
 from selectolax.lexbor import LexborHTMLParser
 
-from schemas.contract import ContractResult, ReplyContract, ReplyInput
+from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue
+from schemas.html_answer.codes import CODES
 from schemas.html_answer.rules import BODY, MAX_TEXT_CHARS, NAME, RAG_KEY
 from schemas.html_answer.scan import EXPLICIT, line_col, scan_source
 from schemas.html_answer.state import Issues, Walk
 from schemas.html_answer.transport import split_fence
 from schemas.html_answer.walk import walk_tree
+from schemas.preview import MAX_CODE_POINTS, html_text
 from schemas.records import Context
 from schemas.uris import UriError, parse_uri
 
@@ -95,12 +97,13 @@ def _check_rag(items: tuple[str, ...], walk: Walk) -> list[str]:
     return used
 
 
-class AssistantHtmlV1:
+class AssistantHtmlV1(ContractBase):
     """The `assistant.html.v1` reply contract (docs/contracts.md section 2)."""
 
-    @property
-    def name(self) -> str:
-        return NAME
+    name = NAME
+    delivers_object = True
+    notice_in_message_shape = True
+    codes = CODES
 
     def validate(self, reply: ReplyInput, context: Context) -> ContractResult:
         """Check transport, HTML and citations; report every issue (bounded), repair nothing."""
@@ -168,6 +171,23 @@ class AssistantHtmlV1:
     def notice_message(self, text: str) -> dict[str, Any]:
         """The host's failure notice as one escaped paragraph, in the delivered message shape."""
         return {"html": f"<p>{html.escape(text)}</p>", "citations": [], "rag_fragments_used": []}
+
+    def model_schema(self) -> None:
+        """The model writes a fenced HTML answer, not JSON: the instructions say all there is."""
+        return None
+
+    def preview_text(self, message: Any) -> str:
+        """The HTML's text, only as far as the one-line preview can show."""
+        return html_text(str(message.get("html", "")), MAX_CODE_POINTS)
+
+    def reply_of(self, message: Any) -> ReplyInput:
+        """The fenced answer that this contract turns into `message`."""
+        payload = message.get("html") if isinstance(message, dict) else None
+        text = f"```html\n{payload if isinstance(payload, str) else ''}\n```"
+        rag = message.get("rag_fragments_used") if isinstance(message, dict) else None
+        if isinstance(rag, list) and rag and all(isinstance(item, str) for item in rag):
+            text += f"\n{RAG_KEY}: " + ";".join(rag)
+        return ReplyInput("text", text=text)
 
 
 def _check_payload(payload: str, walk: Walk) -> None:

@@ -9,7 +9,6 @@ from typing import Final
 
 NAME: Final = "assistant.html.v1"
 MAX_TEXT_CHARS: Final = 1_048_576
-MAX_ISSUES: Final = 100
 MAX_ELEMENTS: Final = 10_000
 MAX_DEPTH: Final = 256
 MAX_START_TAGS: Final = 10_000

@@ -20,11 +20,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
+from schemas.codes import MAX_ISSUES
 from schemas.html_answer.rules import (
     BODY,
     MAX_ATTRIBUTES_PER_TAG,
     MAX_END_TAGS,
-    MAX_ISSUES,
     MAX_RECONSTRUCTION,
     MAX_START_TAGS,
 )

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from schemas.codes import MAX_ISSUES, TOO_MANY_ERRORS
 from schemas.errors import Issue
-from schemas.html_answer.rules import MAX_ISSUES
 from schemas.uris import Uri
 
 
@@ -34,12 +34,7 @@ class Issues:
 
     def final(self) -> tuple[Issue, ...]:
         if self.overflow:
-            return (
-                *self.items,
-                Issue(
-                    "$", "too_many_errors", f"more than {MAX_ISSUES} issues; fix these and resend"
-                ),
-            )
+            return (*self.items, TOO_MANY_ERRORS.issue("$", listed=MAX_ISSUES))
         return tuple(self.items)
 
 

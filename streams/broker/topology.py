@@ -3,8 +3,8 @@
 
 Everything outside the decision core asks a `Topology` for topics, so a topic's name, key and
 config are written down once. The core cannot import this layer: it takes the configured names
-from `Settings.topic` / `Settings.delivery_topic` and the deadline topic's from
-`streams.core.batch.deadline_topic`, the same functions this module builds the topics with.
+from `Settings.topic` / `Settings.delivery_topic` / `Settings.deadline_topic`, the same
+functions this module builds the topics with.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from types import MappingProxyType
 
 from streams.broker.options import aiokafka_options
 from streams.broker.ready import KafkaNotReady, create_errors, describe, retry, wait_for_leaders
-from streams.core.batch import deadline_topic
 from streams.errors import RuntimeFailure
 from streams.settings import Settings
 
@@ -115,7 +114,11 @@ class Topology:
             toolcalls=topic("toolcalls_raw", Role.INPUT, Key.TASK, INPUT_CONFIG),
             # Deadline events: internal, read with the inputs, timed by the broker like them.
             deadlines=Topic(
-                "deadlines", deadline_topic(settings), Role.DEADLINE, Key.CONVERSATION, INPUT_CONFIG
+                "deadlines",
+                settings.deadline_topic(),
+                Role.DEADLINE,
+                Key.CONVERSATION,
+                INPUT_CONFIG,
             ),
             corrections=topic("corrections", Role.CORRECTION_REQUEST, Key.CONVERSATION, output),
             toolresults=topic("toolresults", Role.TOOL_RESULT, Key.TASK, output),

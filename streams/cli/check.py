@@ -21,6 +21,7 @@ from streams.cli.command import Command, add_config, help_text
 from streams.errors import EXIT_FAILED, EXIT_USAGE, ConfigError, ReplygateError, RuntimeFailure
 
 if TYPE_CHECKING:
+    from streams.cli.check_session import CheckSession
     from streams.core.pipeline import Decision, Gate
     from streams.settings import Settings
 
@@ -125,15 +126,16 @@ def _control_line(raw: bytes, limit: int) -> dict[str, Any] | None:
     return value
 
 
-def check_one(gate: Gate, settings: Settings, raw: bytes, line_no: int) -> Decision:
+def check_one(session: CheckSession, raw: bytes, line_no: int) -> Decision:
     """One line's decision; a TurnControl is checked as one (a cancel delivers nothing)."""
     from streams.broker.topology import Topology
     from streams.core.pipeline import Decision, Source
 
+    settings = session.gate.settings
     if _control_line(raw, settings.max_record_bytes) is None:
-        return gate.check_line(raw, line_no, datetime.now(UTC))
+        return session.line(raw, line_no, datetime.now(UTC))
     source = Source(Topology.of(settings).control.name, 0, line_no - 1)
-    control = gate.parse_control(raw, source)
+    control = session.gate.read_control(raw, source)
     if isinstance(control, Decision):
         return control
     return Decision(id=control.turn_id, verdict="no_reply", action="none")
@@ -179,6 +181,8 @@ def _open(name: str) -> IO[bytes]:
 def run(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     """One JSON line out for every line in; 0 whatever the verdicts (1 with `--strict` when
     one did not pass), 1 when the output closes or cannot be written, 2 for unusable input."""
+    from streams.cli.check_session import CheckSession
+
     gate, settings = _gate(args)
     interactive = args.file == "-"
     stream = _open(args.file)
@@ -188,7 +192,7 @@ def run(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     keep = max(settings.max_record_bytes + 1, settings.dead_letter_record_bytes + MASK_SLACK_BYTES)
     try:
         verdicts, codes = _check_all(
-            gate, settings, lines(stream, keep), stdout, interactive, args.file
+            CheckSession(gate), lines(stream, keep), stdout, interactive, args.file
         )
     except OutputClosed:
         return _output_closed()
@@ -204,8 +208,7 @@ def run(args: argparse.Namespace, stdout: IO[bytes]) -> int:
 
 
 def _check_all(
-    gate: Gate,
-    settings: Settings,
+    session: CheckSession,
     inputs: Iterable[bytes],
     stdout: IO[bytes],
     interactive: bool,
@@ -217,7 +220,7 @@ def _check_all(
         for line_no, raw in enumerate(inputs, start=1):
             if line_no == 1 and not is_text(raw):
                 raise Unreadable(f"{name} is not UTF-8 text (a binary file?): nothing was checked")
-            decision = check_one(gate, settings, raw, line_no)
+            decision = check_one(session, raw, line_no)
             verdicts[decision.verdict] += 1
             codes.update(issue.code for issue in decision.errors)
             stdout.write(decision.line_json() + b"\n")

@@ -14,12 +14,13 @@ from datetime import UTC, datetime, timedelta
 
 import orjson
 
-from schemas.errors import Issue
+from schemas.codes import PROCESSING_ERROR, TURN_EXPIRED
 from schemas.records import Context, CorrectionRequest, RawChunk, ToolResult, record_json
 from streams.core.chunks import ChunkBuffer, chunk_limit
+from streams.core.decision import Decision, Source, iso, parse_iso
 from streams.core.keys import CONVERSATION, TASK, key_issue
 from streams.core.outcomes import Outcome
-from streams.core.pipeline import Decision, Gate, Source, iso, parse_iso
+from streams.core.pipeline import Gate
 from streams.core.state import (
     TurnIndex,
     TurnState,
@@ -33,7 +34,6 @@ from streams.core.state import (
 )
 from streams.core.trace import Trace
 from streams.core.turns import Step, on_cancel, on_chunk, on_deadline, on_reply
-from streams.settings import Settings
 
 log = logging.getLogger("replygate.worker")
 
@@ -69,11 +69,6 @@ def call_id_of(raw: bytes) -> str | None:
 def source_id(source: Source) -> str:
     """A record's identity in turn state: topic, partition and offset."""
     return f"{source.topic}:{source.partition}:{source.offset}"
-
-
-def deadline_topic(settings: Settings) -> str:
-    """The internal topic of deadline events, on the turn's own partition."""
-    return f"{settings.app_id}-deadlines"
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +133,7 @@ class TurnBatch:
     committed: Committed = nothing_committed
     _overlay: dict[bytes, Write] = field(default_factory=dict)
     _result: BatchResult = field(default_factory=BatchResult)
-    _wall: datetime = NEVER  # the running batch's clock
+    wall: datetime = NEVER  # the running batch's clock (set by `run`)
 
     def __post_init__(self) -> None:
         settings = self.gate.settings
@@ -148,7 +143,7 @@ class TurnBatch:
             settings.topic("replies_raw"): self._reply,
             settings.topic("turns_control"): self._control,
             settings.topic("toolcalls_raw"): self._tool_call,
-            deadline_topic(settings): self._deadline,
+            settings.deadline_topic(): self._deadline,
         }
         # the field whose UTF-8 bytes key each input topic (`streams.core.keys`)
         self.key_fields: dict[str, str] = {
@@ -159,7 +154,7 @@ class TurnBatch:
 
     def run(self, records: Sequence[tuple[Source, bytes]], wall: datetime) -> BatchResult:
         """Judge the records in order; a failure in the gate is that record's dead letter."""
-        self._overlay, self._result, self._wall = {}, BatchResult(), wall
+        self._overlay, self._result, self.wall = {}, BatchResult(), wall
         for partition in {source.partition for source, _ in records}:
             self._release(partition)
         for source, raw in records:
@@ -171,7 +166,7 @@ class TurnBatch:
             except Exception as exc:
                 # the type only: an exception's text could quote the record
                 log.error("record %s failed: %s", source_id(source), type(exc).__name__)
-                issue = Issue("$", "processing_error", f"the gate failed: {type(exc).__name__}")
+                issue = PROCESSING_ERROR.issue("$", error=type(exc).__name__)
                 letter = self.gate.dead_letter(raw, source, "processing_error", [issue], 0)
                 self._emit(source, Step("dead_letter", (letter,)), None)
         result = self._result
@@ -193,15 +188,17 @@ class TurnBatch:
 
     # ---- state ------------------------------------------------------------------------------
 
-    def _stored(self, partition: int, key: bytes) -> TurnState | None:
-        pending = self._overlay.get(key)
-        if pending is not None:
-            return pending.state
+    def stored(self, partition: int, key: bytes) -> TurnState | None:
+        """A turn's state as this batch sees it: its own unflushed write, else the store's."""
+        unflushed = self._overlay.get(key)
+        if unflushed is not None:
+            return unflushed.state
         raw = self.read(partition, key)
         return TurnState.decode(raw) if raw else None
 
-    def _seen(self, source: Source, turn_id: str) -> TurnState | None:
-        return seen_by(self._stored(source.partition, turn_id.encode()), source_id(source))[0]
+    def seen(self, source: Source, turn_id: str) -> TurnState | None:
+        """The state `source` saw: on a replay, the state before its own write."""
+        return seen_by(self.stored(source.partition, turn_id.encode()), source_id(source))[0]
 
     def _expire(self, partition: int, now: datetime) -> None:
         """Finished turns past the horizon go, by broker time, before the record that sees it.
@@ -212,7 +209,7 @@ class TurnBatch:
         if self._result.expired >= EXPIRE_PER_BATCH:
             return
         for key in self.index.due(partition, now):
-            state = self._stored(partition, key)
+            state = self.stored(partition, key)
             moment = expires_at(state, self.keep) if state is not None else None
             if moment is not None and moment <= now:
                 self._overlay[key] = Write(partition, key, None)
@@ -226,7 +223,7 @@ class TurnBatch:
         committed past the record, no replay can come, and the value is written again without
         them (at most EXPIRE_PER_BATCH a partition)."""
         for key in self.index.releasable(partition, self.committed)[:EXPIRE_PER_BATCH]:
-            stored = self._stored(partition, key)
+            stored = self.stored(partition, key)
             if stored is not None and holds_replay(stored):
                 self._overlay[key] = Write(partition, key, released(stored))
 
@@ -236,12 +233,12 @@ class TurnBatch:
         """Record the step's new state, if it changes it, as the turn's one write."""
         key = turn_id.encode()
         if step.stream is not None:
-            stored = self._stored(source.partition, key)
+            stored = self.stored(source.partition, key)
             state = with_stream(stored, source_id(source), now, step.stream)
             self._overlay[key] = Write(source.partition, key, state)
         if not step.changes_state:
             return
-        stored = self._stored(source.partition, key)
+        stored = self.stored(source.partition, key)
         before, replay = seen_by(stored, source_id(source))
         self._result.replayed += replay
         state = written(
@@ -261,36 +258,14 @@ class TurnBatch:
     # ---- records ----------------------------------------------------------------------------
 
     def _reply(self, source: Source, raw: bytes, now: datetime) -> None:
-        def context_for(turn_id: str) -> Context | None:
-            state = self._seen(source, turn_id)
-            pending = state.waiting if state is not None else None
-            return pending.stored_context() if pending is not None else None
-
-        assembled: list[bool] = []  # whether the reply was made of chunks
-
-        def chunks_for(turn_id: str, attempt: int) -> ChunkBuffer | None:
-            assembled.append(True)
-            state = self._seen(source, turn_id)
-            stream = state.stream if state is not None else None
-            return stream if stream is not None and stream.attempt == attempt else None
-
-        def asked_at(turn_id: str) -> datetime:
-            # by the wall clock: a consumer behind by more than the deadline still gives the
-            # corrector its whole window; a replay finds its own write and asks as it first did
-            stored = self._stored(source.partition, turn_id.encode())
-            pending = stored.pending if stored is not None else None
-            if pending is not None and stored is not None and stored.source == source_id(source):
-                return parse_iso(pending.requested_at)
-            return self._wall
-
-        decision = self.gate.process_reply(
-            raw, source, now, context_for=context_for, chunks_for=chunks_for, asked_at=asked_at
-        )
+        view = _BatchView(self, source)
+        decision = self.gate.decide_reply(raw, source, now, view)
+        assembled = view.assembled
         if decision.chunk is not None:
             self._chunk(source, raw, now, decision, decision.chunk)
             return
         turn = decision.turn
-        state = self._seen(source, turn.turn_id) if turn is not None else None
+        state = self.seen(source, turn.turn_id) if turn is not None else None
         if turn is not None and state is None and self._too_old(turn.produced_at, now):
             if decision.action in ("progress", "drop"):
                 # its turn finished, or was given up, long ago: late, not a record to look at
@@ -308,7 +283,7 @@ class TurnBatch:
     ) -> None:
         """A chunk joins its turn's stored state as it is now: a replayed chunk is a repeat."""
         turn_id = chunk.turn_id
-        state = self._stored(source.partition, turn_id.encode())
+        state = self.stored(source.partition, turn_id.encode())
         if state is None and self._too_old(chunk.produced_at, now):
             self._expired_turn(source, raw, turn_id)
             return
@@ -318,11 +293,7 @@ class TurnBatch:
 
     def _expired_turn(self, source: Source, raw: bytes, turn_id: str) -> None:
         """A record for a turn with no state, older than the horizon: a dead letter."""
-        issue = Issue(
-            "produced_at",
-            "turn_expired",
-            "the reply is older than the state horizon: its turn may already be finished",
-        )
+        issue = TURN_EXPIRED.issue("produced_at")
         letter = self.gate.dead_letter(raw, source, "turn_expired", [issue], turn_id)
         self._emit(source, Step("dead_letter", (letter,)), letter)
 
@@ -333,19 +304,19 @@ class TurnBatch:
         return (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)) + self.horizon <= now
 
     def _control(self, source: Source, raw: bytes, now: datetime) -> None:
-        parsed = self.gate.parse_control(raw, source)
+        parsed = self.gate.read_control(raw, source)
         if isinstance(parsed, Decision):
             self._emit(source, Step("dead_letter", (parsed,)), parsed)
             return
-        step = on_cancel(self._seen(source, parsed.turn_id))
+        step = on_cancel(self.seen(source, parsed.turn_id))
         self._step(source, parsed.turn_id, now, step, keep_chunks=False)
         self._emit(source, step, None)
 
     def _deadline(self, source: Source, raw: bytes, now: datetime) -> None:
         turn_id = orjson.loads(raw)["turn_id"]
-        # The wall clock: a deadline event fires only once its deadline has passed here.
-        seen = self._seen(source, turn_id)
-        step = on_deadline(self.gate, seen, datetime.now(UTC))
+        # The batch's wall clock: a deadline event fires only once its deadline has passed.
+        seen = self.seen(source, turn_id)
+        step = on_deadline(self.gate, seen, self.wall)
         self._step(source, turn_id, now, step, keep_chunks=False)
         self._emit(source, step, None, seen.trace if seen is not None else ())
 
@@ -356,11 +327,11 @@ class TurnBatch:
         small = len(raw) <= self.gate.settings.max_record_bytes
         call_id = call_id_of(raw) if small else None
         key = tool_key(call_id) if call_id is not None else None
-        stored = self._stored(source.partition, key) if key is not None else None
+        stored = self.stored(source.partition, key) if key is not None else None
         if stored is not None:
             self._tool_call_again(source, stored)
             return
-        decision = self.gate.process_tool_call(raw, source)
+        decision = self.gate.decide_tool_call(raw, source)
         outcome: Outcome = TOOL_OUTCOMES.get(decision.action, "dead_letter")
         if key is not None and isinstance(decision.output, ToolResult):
             result = record_json(decision.output).decode()
@@ -389,3 +360,31 @@ class TurnBatch:
             key=output.task_id.encode(),
         )
         self._emit(source, Step(TOOL_OUTCOMES[decision.action], (decision,)), decision)
+
+
+class _BatchView:
+    """What one reply's turn holds in this batch: the stored state plus the batch's own writes."""
+
+    def __init__(self, batch: TurnBatch, source: Source) -> None:
+        self.batch, self.source = batch, source
+        self.assembled = False  # whether the reply was made of chunks
+
+    def kept_context(self, turn_id: str) -> Context | None:
+        state = self.batch.seen(self.source, turn_id)
+        waiting = state.waiting if state is not None else None
+        return waiting.stored_context() if waiting is not None else None
+
+    def held_chunks(self, turn_id: str, attempt: int) -> ChunkBuffer | None:
+        self.assembled = True
+        state = self.batch.seen(self.source, turn_id)
+        stream = state.stream if state is not None else None
+        return stream if stream is not None and stream.attempt == attempt else None
+
+    def asked_at(self, turn_id: str) -> datetime:
+        """By the batch's wall clock: a consumer behind by more than the deadline still gives
+        the corrector its whole window; a replay finds its own write and asks as it first did."""
+        stored = self.batch.stored(self.source.partition, turn_id.encode())
+        waiting = stored.pending if stored is not None else None
+        if waiting is not None and stored is not None and stored.source == source_id(self.source):
+            return parse_iso(waiting.requested_at)
+        return self.batch.wall

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from schemas.contract import ReplyContract
-from schemas.registry import BUILTIN_CONTRACTS, BUILTIN_NAMES
+from schemas.contract import REQUIRED_MEMBERS, ReplyContract, completed
+from schemas.registry import CONTRACTS, builtin_names
 from schemas.schema_contract import SchemaContract, SchemaError
 from streams.errors import ConfigError
 
@@ -39,15 +39,14 @@ def load_contract(name: str, target: str) -> ReplyContract:
         obj = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as exc:
         raise ContractLoadError(f"extra_contracts.{name}: cannot import {target!r}: {exc}") from exc
-    for method in ("validate", "json_schema", "instructions", "notice_message"):
+    for method in REQUIRED_MEMBERS:
         if not callable(getattr(obj, method, None)):
             raise ContractLoadError(f"extra_contracts.{name}: {target!r} has no {method}()")
     if getattr(obj, "name", None) != name:
         raise ContractLoadError(
             f"extra_contracts.{name}: {target!r} calls itself {getattr(obj, 'name', None)!r}"
         )
-    contract: ReplyContract = obj
-    return contract
+    return completed(obj)
 
 
 def read_schema(path: Path) -> Any:
@@ -77,10 +76,11 @@ def load_schema_contract(entry: SchemaContractEntry, path: Path) -> SchemaContra
 
 def build_registry(settings: Settings) -> dict[str, ReplyContract]:
     """Built-ins first; a registered contract may neither reuse a built-in name nor another's."""
-    registry = dict(BUILTIN_CONTRACTS)
+    registry = dict(CONTRACTS)
+    taken = builtin_names()
     for entry in settings.schema_contracts:
         path = settings.schema_path(entry)
-        if entry.name in BUILTIN_NAMES:
+        if entry.name in taken:
             raise ContractLoadError(
                 f"schema_contracts {entry.name!r} ({path}): a built-in contract has that name"
             )
@@ -90,7 +90,7 @@ def build_registry(settings: Settings) -> dict[str, ReplyContract]:
             )
         registry[entry.name] = load_schema_contract(entry, path)
     for name, target in settings.extra_contracts.items():
-        if name in BUILTIN_NAMES:
+        if name in taken:
             raise ContractLoadError(f"extra_contracts.{name}: a built-in contract has that name")
         if name in registry:
             raise ContractLoadError(f"extra_contracts.{name}: schema_contracts has that name too")

@@ -2,25 +2,33 @@
 
 `replygate check` and the Faust worker both call `Gate`; the worker only adds turn state
 (pending and finished turns) and Kafka I/O around it. Nothing here imports Faust or Kafka, and
-the file reads (media, CSV charts) are the `FileStage` the gate is given.
+the file reads (media, CSV charts) are the `FileStage` the gate is given; what a reply's turn
+holds is the `TurnView` it is handed. Words: `decide_*` takes a record's bytes to its Decision,
+`read_*` takes bytes to a value or record (or the dead letter of bytes that are not one),
+`judge_*` decides a record already read. Every contract rule is the contract object's.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
-from functools import lru_cache
-from typing import Any, Literal, TypeVar
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
 import orjson
 from pydantic import ValidationError
 
-from schemas.contract import ContractResult, ReplyContract, ReplyInput
+from schemas import codes
+from schemas.contract import (
+    ContractResult,
+    ReplyContract,
+    ReplyInput,
+    correction_instructions,
+)
 from schemas.errors import Issue, Notice, issues_from_validation_error
 from schemas.json_numbers import as_written, loads_wide, wide_integer
-from schemas.preview import preview, project
+from schemas.preview import preview
 from schemas.progress import progress_text_issues
 from schemas.records import (
     EMPTY_CONTEXT,
@@ -35,35 +43,47 @@ from schemas.records import (
     ModelOutput,
     Normalized,
     NoticeEntry,
-    OutputRecord,
     RawChunk,
     RawReply,
     ToolCall,
     ToolResult,
     ToolResultMetadata,
     TurnControl,
-    record_json,
 )
-from streams.core.chunks import ChunkBuffer, add_chunk, assemble, chunk_limit
+from streams.core.chunks import assemble, chunk_limit
 from streams.core.contracts import build_registry
+from streams.core.decision import (
+    Action,
+    Decision,
+    DeliveryKind,
+    PendingTurn,
+    Source,
+    Turn,
+    Verdict,
+    iso,
+    parse_iso,
+)
 from streams.core.leaks import Masker, MaskHit
-from streams.core.ports import FileStage
+from streams.core.ports import NO_TURNS, FileStage, TurnView
 from streams.settings import Settings
 
-Verdict = Literal["accepted", "rejected", "no_reply", "dead_letter"]
-Action = Literal[
-    "deliver",
-    "tool_result",
-    "request_correction",
-    "failure_notice",
-    "tool_error",
-    "none",
-    "dead_letter",
-    "progress",
-    "drop",
-    "buffer",
+# Re-exported: the decision types are `streams.core.decision`'s; callers may name them here.
+__all__ = [
+    "MASK_SLACK_BYTES",
+    "Action",
+    "Decision",
+    "DeliveryKind",
+    "Gate",
+    "PendingTurn",
+    "Source",
+    "Turn",
+    "Verdict",
+    "iso",
+    "parse_iso",
+    "progress_envelope_issues",
+    "reply_as_text",
+    "select_reply",
 ]
-DeliveryKind = Literal["reply", "failure_notice", "progress"]
 
 # How many registered contracts an `unknown_contract` message lists.
 _KNOWN_LISTED = 20
@@ -73,147 +93,7 @@ _DETAIL_MAX_CHARS = 4000
 MASK_SLACK_BYTES = 16 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Source:
-    """Where a record came from; `timestamp` is the Kafka record time (None: use the clock)."""
-
-    topic: str
-    partition: int = 0
-    offset: int = 0
-    timestamp: datetime | None = None
-    key: bytes | None = None
-    # The record's W3C trace headers (`streams.core.trace.trace_of`), copied onto its outputs.
-    trace: tuple[tuple[str, bytes], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """What the worker's turn state needs to know about a reply record."""
-
-    turn_id: str
-    conversation_id: str
-    platform: str
-    contract: str
-    attempt: int
-    # The agent's own stamp: how old a reply is when its turn's state is already gone.
-    produced_at: str | None = None
-
-    @classmethod
-    def of(cls, reply: RawReply) -> Turn:
-        """The turn a reply (final or progress) belongs to."""
-        return cls(
-            reply.turn_id,
-            reply.conversation_id,
-            reply.platform,
-            reply.contract,
-            reply.attempt,
-            reply.produced_at,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class PendingTurn:
-    """A turn waiting for its one correction; kept in durable stream state until its deadline."""
-
-    turn_id: str
-    conversation_id: str
-    platform: str
-    contract: str
-    deadline: str
-    requested_at: str
-    # The first attempt's context, for a correction that comes back without one.
-    context: dict[str, Any] | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "turn_id": self.turn_id,
-            "conversation_id": self.conversation_id,
-            "platform": self.platform,
-            "contract": self.contract,
-            "deadline": self.deadline,
-            "requested_at": self.requested_at,
-            "context": self.context,
-        }
-
-    @classmethod
-    def from_dict(cls, value: Mapping[str, Any]) -> PendingTurn:
-        return cls(
-            value["turn_id"],
-            value["conversation_id"],
-            value["platform"],
-            value["contract"],
-            value["deadline"],
-            value["requested_at"],
-            value.get("context"),
-        )
-
-    def stored_context(self) -> Context | None:
-        return Context.model_validate(self.context) if self.context is not None else None
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """One record's outcome: the check line, the record to send, and where it goes.
-
-    `masked` and `notices` are what the metrics count; `pending` the turn state to keep.
-    """
-
-    id: str | int
-    verdict: Verdict
-    action: Action
-    errors: tuple[Issue, ...] = ()
-    output: OutputRecord | None = None
-    topic: str | None = None
-    key: bytes | None = None
-    turn: Turn | None = None
-    masked: tuple[MaskHit, ...] = ()
-    notices: tuple[Notice, ...] = ()
-    pending: PendingTurn | None = None
-    # A chunk of a streamed final reply: held by the turn's state, nothing to send.
-    chunk: RawChunk | None = None
-
-    def line_json(self) -> bytes:
-        """The `replygate check` output line; `output` is the very JSON the worker would send,
-        embedded as it is (not parsed back and written again)."""
-        output = None if self.output is None else orjson.Fragment(record_json(self.output))
-        return orjson.dumps(
-            {
-                "id": self.id,
-                "verdict": self.verdict,
-                "action": self.action,
-                "errors": [e.as_dict() for e in self.errors],
-                "output": output,
-            }
-        )
-
-    def line(self) -> dict[str, Any]:
-        """`line_json` as a value, for a caller that reads it."""
-        line: dict[str, Any] = orjson.loads(self.line_json())
-        return line
-
-
 E = TypeVar("E", RawReply, RawChunk, ToolCall, TurnControl)
-
-# The chunks a turn holds for an attempt (`turn_id`, `attempt`), None when it holds none.
-ChunksFor = Callable[[str, int], ChunkBuffer | None]
-# When the worker makes a turn's correction request (`turn_id`): now, or on a replay the moment
-# it first made it, so the deadline is the request's and a replay's request is the same.
-AskedAt = Callable[[str], datetime]
-
-# How many streams `replygate check` keeps open at once; the oldest goes first.
-CHECK_STREAMS_MAX = 1000
-
-
-@lru_cache(maxsize=64)
-def iso(moment: datetime) -> str:
-    """UTC, millisecond precision, `Z`: one spelling for every timestamp the gate writes.
-
-    Cached: a batch's records share their clock reading, and equal datetimes are one instant."""
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def parse_iso(value: str) -> datetime:
-    return datetime.fromisoformat(value)
 
 
 def select_reply(output: ModelOutput) -> tuple[ReplyInput | None, list[Issue]]:
@@ -223,24 +103,12 @@ def select_reply(output: ModelOutput) -> tuple[ReplyInput | None, list[Issue]]:
     issues: list[Issue] = []
     if len(json_calls) > 1:
         issues.append(
-            Issue(
-                "output.tool_calls",
-                "multiple_json_tool_calls",
-                f"{len(json_calls)} tool calls are named json; send the reply in exactly one",
-            )
+            codes.MULTIPLE_JSON_TOOL_CALLS.issue("output.tool_calls", count=len(json_calls))
         )
     if json_calls and output.text is not None:
-        issues.append(
-            Issue(
-                "output",
-                "ambiguous_reply",
-                "both a json tool call and output.text are present; send the reply in one of them",
-            )
-        )
+        issues.append(codes.AMBIGUOUS_REPLY.issue("output"))
     if not json_calls and output.text is None:
-        issues.append(
-            Issue("output", "missing_reply", "there is neither a json tool call nor output.text")
-        )
+        issues.append(codes.MISSING_REPLY.issue("output"))
     if issues:
         return None, issues
     if json_calls:
@@ -292,8 +160,6 @@ class Gate:
     contracts: dict[str, ReplyContract] = field(default_factory=dict)
     masker: Masker = field(init=False)
     _instruction_cache: dict[str, str] = field(init=False, default_factory=dict)
-    # `replygate check`: the chunk lines read so far, by (turn_id, attempt).
-    _check_streams: dict[tuple[str, int], ChunkBuffer] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.contracts:
@@ -302,43 +168,32 @@ class Gate:
 
     # ---- entry points -------------------------------------------------------------------
 
-    def process_reply(
+    def decide_reply(
         self,
         raw: bytes,
         source: Source,
         now: datetime,
+        turns: TurnView = NO_TURNS,
         fallback_id: int | None = None,
-        context_for: Callable[[str], Context | None] | None = None,
-        chunks_for: ChunksFor | None = None,
-        asked_at: AskedAt | None = None,
     ) -> Decision:
         """A `replies.raw` record: deliver, ask for a correction, notice, no reply, dead letter,
-        or a chunk to buffer.
-
-        `context_for(turn_id)` gives the context kept with a pending turn, for a correction that
-        comes back without one (the built-in corrector knows only the correction request);
-        `chunks_for` the chunks a streamed final reply is made of; `asked_at` when a
-        correction request is made (its deadline counts from then; default the record's time).
-        """
+        or a chunk to buffer. `turns` is what the reply's turn holds (nothing, by default)."""
         fallback = source.offset if fallback_id is None else fallback_id
-        decoded = self._decode(raw, source, fallback)
+        decoded = self.read_json(raw, source, fallback)
         if isinstance(decoded, Decision):
             return decoded
-        return self._reply_from_json(
-            raw, decoded, source, now, fallback, context_for, chunks_for, asked_at
-        )
+        return self.decide_reply_json(raw, decoded, source, now, fallback, turns)
 
-    def _reply_from_json(
+    def decide_reply_json(
         self,
         raw: bytes,
         decoded: Any,
         source: Source,
         now: datetime,
         fallback: int,
-        context_for: Callable[[str], Context | None] | None = None,
-        chunks_for: ChunksFor | None = None,
-        asked_at: AskedAt | None = None,
+        turns: TurnView = NO_TURNS,
     ) -> Decision:
+        """`decide_reply` for a record already read as JSON (`decoded`, the value of `raw`)."""
         record_id = _record_id(decoded, "turn_id", fallback)
         if isinstance(decoded, dict) and "chunk" in decoded:
             chunk = self._envelope(RawChunk, raw, decoded, source, record_id)
@@ -349,13 +204,12 @@ class Gate:
         if isinstance(reply, Decision):
             return reply
         if self.settings.closed_platforms and reply.platform not in self.settings.platforms:
-            issue = Issue("platform", "unknown_platform", f"{reply.platform!r} is not configured")
+            issue = codes.UNKNOWN_PLATFORM.issue("platform", platform=reply.platform)
             return self.dead_letter(raw, source, "invalid_envelope", [issue], record_id)
         contract = self.contracts.get(reply.contract)
         if contract is None:
             known = ", ".join(sorted(self.contracts)[:_KNOWN_LISTED])
-            message = f"{reply.contract!r} is not registered; known: {known}"
-            issue = Issue("contract", "unknown_contract", message)
+            issue = codes.UNKNOWN_CONTRACT.issue("contract", contract=reply.contract, known=known)
             return self.dead_letter(raw, source, "unknown_contract", [issue], record_id)
         kind_issues = progress_envelope_issues(reply)
         if kind_issues:
@@ -363,82 +217,42 @@ class Gate:
         if reply.is_progress:
             return self.judge_progress(reply, source.timestamp or now)
         context = reply.context
-        if context is None and reply.attempt == 1 and context_for is not None:
-            context = context_for(reply.turn_id)
+        if context is None and reply.attempt == 1:
+            context = turns.kept_context(reply.turn_id)
         stream_issues: list[Issue] = []
         if reply.output.chunks is not None:
-            held = chunks_for(reply.turn_id, reply.attempt) if chunks_for is not None else None
+            held = turns.held_chunks(reply.turn_id, reply.attempt)
             output, stream_issues = assemble(reply.output, held, chunk_limit(self.settings))
             reply = reply.model_copy(update={"output": output})
         return self.judge_reply(
-            reply, contract, source.timestamp or now, context, stream_issues, asked_at
+            reply, contract, source.timestamp or now, context, stream_issues, turns
         )
 
-    def process_tool_call(
+    def decide_tool_call(
         self, raw: bytes, source: Source, fallback_id: int | None = None
     ) -> Decision:
         """A `toolcalls.raw` record: a tool result (ok or error), or a dead letter."""
         fallback = source.offset if fallback_id is None else fallback_id
-        decoded = self._decode(raw, source, fallback)
+        decoded = self.read_json(raw, source, fallback)
         if isinstance(decoded, Decision):
             return decoded
-        return self._tool_call_from_json(raw, decoded, source, fallback)
+        return self.decide_tool_call_json(raw, decoded, source, fallback)
 
-    def _tool_call_from_json(
+    def decide_tool_call_json(
         self, raw: bytes, decoded: Any, source: Source, fallback: int
     ) -> Decision:
+        """`decide_tool_call` for a record already read as JSON."""
         record_id = _record_id(decoded, "call_id", fallback)
         call = self._envelope(ToolCall, raw, decoded, source, record_id)
         return call if isinstance(call, Decision) else self.judge_tool_call(call)
 
-    def parse_control(self, raw: bytes, source: Source) -> TurnControl | Decision:
+    def read_control(self, raw: bytes, source: Source) -> TurnControl | Decision:
         """A `turns.control` record, or its dead letter."""
-        decoded = self._decode(raw, source, source.offset)
+        decoded = self.read_json(raw, source, source.offset)
         if isinstance(decoded, Decision):
             return decoded
         record_id = _record_id(decoded, "turn_id", source.offset)
         return self._envelope(TurnControl, raw, decoded, source, record_id)
-
-    def check_line(self, raw: bytes, line_no: int, now: datetime) -> Decision:
-        """`replygate check`: a line with `turn_id` is a RawReply, with `call_id` a ToolCall.
-
-        A JSON Lines file reads like one partition: the offset is the 0-based line index.
-        """
-        replies = Source(self.settings.topic("replies_raw"), 0, line_no - 1)
-        decoded = self._decode(raw, replies, line_no)
-        if isinstance(decoded, Decision):
-            return decoded
-        if isinstance(decoded, dict) and "turn_id" in decoded:
-            decision = self._reply_from_json(
-                raw, decoded, replies, now, line_no, chunks_for=self._check_chunks
-            )
-            self._check_stream_step(decision)
-            return decision
-        if isinstance(decoded, dict) and "call_id" in decoded:
-            tools = Source(self.settings.topic("toolcalls_raw"), 0, line_no - 1)
-            return self._tool_call_from_json(raw, decoded, tools, line_no)
-        issue = Issue("$", "unknown_record", "a record needs turn_id (reply) or call_id (tool)")
-        return self.dead_letter(raw, replies, "invalid_envelope", [issue], line_no)
-
-    def _check_chunks(self, turn_id: str, attempt: int) -> ChunkBuffer | None:
-        return self._check_streams.get((turn_id, attempt))
-
-    def _check_stream_step(self, decision: Decision) -> None:
-        """`check` holds a chunk line for a later final line of its turn and attempt; a final
-        line uses its chunks up (each attempt is answered once)."""
-        chunk, turn = decision.chunk, decision.turn
-        if turn is not None and decision.action not in ("progress", "drop"):
-            self._check_streams.pop((turn.turn_id, turn.attempt), None)
-        if chunk is None:
-            return
-        key = (chunk.turn_id, chunk.attempt)
-        held = self._check_streams.get(key)
-        added = add_chunk(held, chunk.attempt, chunk.chunk, chunk_limit(self.settings))
-        if added is not None:
-            self._check_streams.pop(key, None)
-            self._check_streams[key] = added
-        while len(self._check_streams) > CHECK_STREAMS_MAX:
-            del self._check_streams[next(iter(self._check_streams))]
 
     # ---- decisions ----------------------------------------------------------------------
 
@@ -449,11 +263,12 @@ class Gate:
         now: datetime,
         context: Context | None = None,
         stream_issues: Sequence[Issue] = (),
-        asked_at: AskedAt | None = None,
+        turns: TurnView = NO_TURNS,
     ) -> Decision:
         """The decision for an envelope-valid reply; the turn state is the worker's business.
 
         `stream_issues`: why a streamed reply could not be assembled; invalid like any other.
+        `turns.asked_at`: when a correction request is made (default `now`, the record's time).
         """
         turn = Turn.of(reply)
         selected, issues = select_reply(reply.output)
@@ -467,11 +282,10 @@ class Gate:
             return Decision(id=reply.turn_id, verdict="no_reply", action="none", turn=turn)
         if result.valid and result.message is not None:
             return self._deliver(turn, result.message, corrected=reply.attempt == 1, now=now)
-        errors = self._masked(result.issues) or (
-            Issue("$", "invalid_reply", "the reply is invalid"),
-        )
+        errors = self._masked(result.issues) or (codes.INVALID_REPLY.issue("$"),)
         if reply.attempt == 0:
-            asked = max(now, asked_at(turn.turn_id)) if asked_at is not None else now
+            moment = turns.asked_at(turn.turn_id)
+            asked = max(now, moment) if moment is not None else now
             return self._request_correction(turn, contract, reply, errors, asked)
         return replace(self.failure_notice(turn, now), errors=errors)
 
@@ -580,11 +394,10 @@ class Gate:
         return self.masker.mask_text(text)[0]
 
     def _instructions(self, contract: ReplyContract) -> str:
-        """Format-only instructions and the contract's JSON Schema, masked, cached per contract."""
+        """What the model writes (`correction_instructions`), masked, cached per contract."""
         text = self._instruction_cache.get(contract.name)
         if text is None:
-            schema = orjson.dumps(contract.json_schema(), option=orjson.OPT_INDENT_2).decode()
-            text, _ = self.masker.mask_text(f"{contract.instructions()}\n\nJSON Schema:\n{schema}")
+            text, _ = self.masker.mask_text(correction_instructions(contract))
             self._instruction_cache[contract.name] = text
         return text
 
@@ -607,13 +420,11 @@ class Gate:
             out.append(Issue(path, issue.code, message))
         return tuple(out)
 
-    def _decode(self, raw: bytes, source: Source, fallback_id: int) -> Any:
+    def read_json(self, raw: bytes, source: Source, fallback_id: int) -> Any:
         """The parsed JSON value, or the dead-letter decision for bytes that are not one."""
         if len(raw) > self.settings.max_record_bytes:
-            issue = Issue(
-                "$",
-                "record_too_large",
-                f"{len(raw)} bytes; the limit is {self.settings.max_record_bytes}",
+            issue = codes.RECORD_TOO_LARGE.issue(
+                "$", size=len(raw), limit=self.settings.max_record_bytes
             )
             return self.dead_letter(raw, source, "record_too_large", [issue], fallback_id)
         try:
@@ -622,7 +433,7 @@ class Gate:
         except orjson.JSONDecodeError as exc:
             wide = "infinity" in str(exc)  # a float literal beyond the doubles, e.g. 1e400
             if not wide:
-                issue = Issue("$", "not_json", f"not one UTF-8 JSON value: {exc}")
+                issue = codes.NOT_JSON.issue("$", error=exc)
                 return self.dead_letter(raw, source, "not_json", [issue], fallback_id)
         if wide:
             # valid JSON whose numbers no 64-bit value holds: kept as written, so the reply
@@ -630,16 +441,17 @@ class Gate:
             try:
                 value = loads_wide(raw)
             except ValueError as exc:
-                issue = Issue("$", "not_json", f"not one UTF-8 JSON value: {exc}")
+                issue = codes.NOT_JSON.issue("$", error=exc)
                 return self.dead_letter(raw, source, "not_json", [issue], fallback_id)
         return value
 
     def _deliver(self, turn: Turn, message: Any, *, corrected: bool, now: datetime) -> Decision:
         notices: list[Notice] = []
-        if turn.contract == "im.segments.v1":
+        contract = self.contracts[turn.contract]
+        if contract.needs_file_stage:
             message, notices = self.files.inspect_media(message)
         masked_message, hits = self.masker.mask_tree(message, "$")
-        text = project(turn.contract, masked_message)
+        text = contract.preview_text(masked_message)
         return self._delivery(turn, "reply", masked_message, corrected, hits, notices, now, text)
 
     def _delivery(

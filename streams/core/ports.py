@@ -1,15 +1,20 @@
-"""What the decision core asks of the file layer, so the core itself does no I/O.
+"""What the decision core asks of the layers around it, so the core itself does no I/O.
 
-`Gate` is given a `FileStage`; `streams.files.stage.DiskFiles` is the one that reads the disk.
+`Gate` is given a `FileStage` (`streams.files.stage.DiskFiles` reads the disk) and, per reply,
+a `TurnView`: what the turn's state holds (the worker's store, `check`'s held chunks, or nothing).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from schemas.errors import Issue, Notice
-from schemas.records import ToolCall
+from schemas.records import Context, ToolCall
+
+if TYPE_CHECKING:
+    from streams.core.chunks import ChunkBuffer
 
 
 class ToolOutcome(Protocol):
@@ -31,9 +36,44 @@ class FileStage(Protocol):
     """The gate's two file operations: media attachments of a reply, CSVs of a tool call."""
 
     def inspect_media(self, message: dict[str, Any]) -> tuple[dict[str, Any], list[Notice]]:
-        """The `im.segments.v1` message with unreadable attachments replaced, and why."""
+        """The message with unreadable attachments replaced, and why (a contract whose
+        `needs_file_stage` is set)."""
         ...
 
     def run_tool(self, call: ToolCall) -> ToolOutcome:
         """The tool call checked and its CSV charts read from the workspace."""
         ...
+
+
+class TurnView(Protocol):
+    """What a reply's turn holds, as the gate may ask while judging it (read only)."""
+
+    def kept_context(self, turn_id: str) -> Context | None:
+        """The context kept with a turn waiting for its correction (a correction may come
+        back without one: the built-in corrector knows only the correction request)."""
+        ...
+
+    def held_chunks(self, turn_id: str, attempt: int) -> ChunkBuffer | None:
+        """The chunks held for a streamed final reply of this attempt, None when none are."""
+        ...
+
+    def asked_at(self, turn_id: str) -> datetime | None:
+        """When the turn's correction request is made (its deadline counts from then): the
+        worker's clock, or on a replay the moment it first made it; None: the record's time."""
+        ...
+
+
+class NoTurns:
+    """A view of no turn state: nothing kept, nothing held."""
+
+    def kept_context(self, turn_id: str) -> Context | None:
+        return None
+
+    def held_chunks(self, turn_id: str, attempt: int) -> ChunkBuffer | None:
+        return None
+
+    def asked_at(self, turn_id: str) -> datetime | None:
+        return None
+
+
+NO_TURNS: TurnView = NoTurns()

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import orjson
 
 from streams.core.chunks import ChunkBuffer
-from streams.core.pipeline import PendingTurn, iso, parse_iso
+from streams.core.decision import PendingTurn, iso, parse_iso
 from streams.core.trace import NO_TRACE, Trace, trace_from_list, trace_to_list
 
 # `open`: chunks of a streamed final reply are held and nothing else happened to the turn yet.
@@ -192,7 +192,7 @@ BUCKET_SECONDS = 60
 
 
 @dataclass
-class ExpiryFile:
+class ExpiryOrder:
     """One partition's finished turns in expiry order, keys packed into per-minute buffers."""
 
     buckets: dict[int, bytearray] = field(default_factory=dict)
@@ -243,7 +243,7 @@ class TurnIndex:
 
     keep: timedelta
     pending: dict[bytes, tuple[int, PendingTurn]] = field(default_factory=dict)
-    _expiry: dict[int, ExpiryFile] = field(default_factory=dict)
+    _expiry: dict[int, ExpiryOrder] = field(default_factory=dict)
     # partition -> key -> input topic and offset of the record whose finished value still holds
     # what its replay needs (`holds_replay`): it goes once the group has committed past it
     _held: dict[int, dict[bytes, tuple[str, int]]] = field(default_factory=dict)
@@ -272,7 +272,7 @@ class TurnIndex:
         if state is not None:
             moment = expires_at(state, self.keep)
             if moment is not None:
-                self._expiry.setdefault(partition, ExpiryFile()).add(moment.timestamp(), key)
+                self._expiry.setdefault(partition, ExpiryOrder()).add(moment.timestamp(), key)
 
     def releasable(
         self, partition: int, committed: Callable[[str, int], int | None]

@@ -12,11 +12,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal
 
+from schemas.codes import CORRECTION_MISMATCH
 from schemas.errors import Issue
 from schemas.records import Delivery
 from streams.core.chunks import ChunkBuffer, add_chunk
+from streams.core.decision import Decision, PendingTurn, Turn, parse_iso
 from streams.core.outcomes import Outcome
-from streams.core.pipeline import Decision, Gate, PendingTurn, Turn, parse_iso
+from streams.core.pipeline import Gate
 from streams.core.state import TurnState
 
 # A step's outcome: a counted outcome, or one of the two that are not a turn's end.
@@ -114,11 +116,7 @@ def correction_mismatch(turn: Turn, pending: PendingTurn) -> Issue | None:
         ("contract", turn.contract, pending.contract),
     ):
         if got != asked:
-            return Issue(
-                field,
-                "correction_mismatch",
-                f"the correction is for {got!r}; the turn asked for {asked!r}",
-            )
+            return CORRECTION_MISMATCH.issue(field, got=got, asked=asked)
     return None
 
 

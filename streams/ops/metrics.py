@@ -26,8 +26,8 @@ from prometheus_client import (
 )
 from prometheus_client.exposition import choose_encoder
 
-from schemas.codes import ISSUE_CODES, NOTICE_REASONS
-from schemas.registry import BUILTIN_NAMES
+from schemas.codes import NOTICE_REASONS
+from schemas.registry import builtin_names, issue_codes
 from streams.core.outcomes import OUTCOMES
 
 if TYPE_CHECKING:
@@ -36,12 +36,12 @@ if TYPE_CHECKING:
 OTHER: Final = "other"
 MAX_LABEL_CHARS: Final = 128
 
-BUILTIN_CONTRACTS: Final = tuple(sorted(BUILTIN_NAMES))
+BUILTIN_CONTRACTS: Final = tuple(sorted(builtin_names()))
 
 # Label values for validation error codes and attachment notices: every code replygate emits
 # (schemas/codes.py, the registry the error-code catalogue is generated from). The worker adds
 # a deployment's own codes; anything else is `other`.
-DEFAULT_VALIDATION_CODES: Final = frozenset(ISSUE_CODES)
+DEFAULT_VALIDATION_CODES: Final = frozenset(issue_codes())
 DEFAULT_NOTICE_REASONS: Final = frozenset(NOTICE_REASONS)
 
 # 0.5 ms .. 1 s: one record's processing time in the pipeline.
@@ -251,6 +251,7 @@ class Metrics:
         return cls(
             contracts=[
                 *BUILTIN_CONTRACTS,
+                *builtin_names(),
                 *(entry.name for entry in settings.schema_contracts),
                 *settings.extra_contracts,
                 *contracts,
@@ -258,7 +259,7 @@ class Metrics:
             platforms=settings.platforms,
             topics=settings_topics(settings),
             rules=[*rules, *settings.leak_patterns],
-            codes=[*DEFAULT_VALIDATION_CODES, *codes],
+            codes=[*DEFAULT_VALIDATION_CODES, *issue_codes(), *codes],
             reasons=[*DEFAULT_NOTICE_REASONS, *reasons],
             partitions=settings.partitions,
             version=version,

@@ -142,6 +142,12 @@ class GateApp(InLoopApp):
         await super().on_first_start()
 
 
+def settling(app: Any) -> bool:
+    """Whether a rebalance or the table's recovery is under way: the one test for it."""
+    recovery = app.tables.recovery  # untyped in Faust's TableManagerT
+    return bool(app.rebalancing or not recovery.completed.is_set())
+
+
 def source_of(event: EventT[bytes]) -> Source:
     message = event.message
     stamp = datetime.fromtimestamp(message.timestamp, UTC) if message.timestamp else None
@@ -238,10 +244,10 @@ class Worker:
 
     async def _judge(self, records: list[tuple[Source, bytes]]) -> BatchResult:
         """`TurnBatch.run`; in the judging thread when a record is large, so that heartbeats,
-        commits and a rebalance's wait go on while the gate spends seconds on it (a MiB of
-        secret-packed text takes about 2 s). Other batches stay in the loop: the thread costs
-        about 10% of backlog throughput in GIL hand-offs. Meanwhile the loop reads only the
-        index's pending turns (`scan_deadlines`), the thread only its expiry order.
+        commits and a rebalance's wait go on while the gate spends seconds on it. Other batches
+        stay in the loop: the thread costs backlog throughput in GIL hand-offs (figures:
+        bench/README.md, "Large records judged off the event loop"). Meanwhile the loop reads
+        only the index's pending turns (`scan_deadlines`), the thread only its expiry order.
         """
         now = datetime.now(UTC)
         if max((len(raw or b"") for _source, raw in records), default=0) < OFF_LOOP_RECORD_BYTES:
@@ -284,13 +290,12 @@ class Worker:
         waiting and none read, or records read and the commit not moving, for `stall_seconds`.
         """
         app = self.app
-        recovery = app.tables.recovery  # type: ignore[attr-defined]  # untyped in Faust
-        if app.rebalancing or not recovery.completed.is_set():
+        if settling(app):
             return
         from aiokafka import TopicPartition
 
         now = time.monotonic()
-        inputs = set(self.batch.handlers)
+        inputs = {topic.name for topic in self.topology.gate_inputs()}
         owned = [TopicPartition(tp.topic, tp.partition) for tp in app.consumer.assignment()]
         owned = [tp for tp in owned if tp.topic in inputs]
         if not owned:
@@ -311,7 +316,7 @@ class Worker:
         nothing until the watchdog's own look-up answers."""
         from aiokafka import TopicPartition
 
-        inputs = set(self.batch.handlers)
+        inputs = {topic.name for topic in self.topology.gate_inputs()}
         tps = [TopicPartition(tp.topic, tp.partition) for tp in assigned if tp.topic in inputs]
         try:
             await asyncio.wait_for(self.learn_log_starts(tps), LOG_START_SECONDS)
@@ -390,8 +395,7 @@ class Worker:
         events are idempotent triggers; one not processed yet is sent again after a while.
         """
         app = self.app
-        recovery = app.tables.recovery  # type: ignore[attr-defined]  # untyped in Faust
-        if app.rebalancing or not recovery.completed.is_set():
+        if settling(app):
             return
         if self.judging_off_loop and not self.index_fresh:
             return  # no rebuild under the judging thread (`handle` rebuilds it first anyway)
@@ -578,5 +582,4 @@ def add_metrics_server(app: GateApp, worker: Worker) -> None:
 
     @app.task
     async def serve_metrics() -> None:
-        recovery = app.tables.recovery  # type: ignore[attr-defined]  # untyped in Faust's TableManagerT
-        worker.metrics.serve(ready=lambda: not app.rebalancing and recovery.completed.is_set())
+        worker.metrics.serve(ready=lambda: not settling(app))

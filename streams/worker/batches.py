@@ -2,14 +2,14 @@
 
 Faust's `Stream.take_events` closes a batch only when it is full or its wait is over. Under a
 backlog the stream stands still while a batch is handled, then waits `within` again: only the
-events Faust hands on in that time make the next batch (median 45 of 500 at 5 ms), and each
+events Faust hands on in that time make the next batch (a small part of it), and each
 batch pays two awaited round trips (state, then outputs). A longer wait makes bigger batches
 but holds a lone record back for all of it. `take_batches` also closes a batch as soon as the
 stream's buffer is empty: a lone record goes at once, and a backlog fills batches up to the wait.
 
-A batch also closes once its records' bytes reach `max_bytes`: large hostile records cost
-about 2 s of CPU each for 1 MiB of secret-like text, and a batch's input is committed only once
-all of it is judged, written and sent.
+A batch also closes once its records' bytes reach `max_bytes`: a large hostile record costs
+seconds of CPU (bench/README.md), and a batch's input is committed only once all of it is
+judged, written and sent.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 faust-streaming's aiokafka driver is a `ThreadDelegateConsumer`: the aiokafka consumer runs its
 own loop in `AIOKafkaConsumerThread`, and every fetch, commit and seek crosses to that thread and
-back through two method queues. At 200 records a second a bare Faust copy agent spent 3.3 ms of
-CPU per record against the bare aiokafka passthrough's 1.7-1.9 ms, and made 29 `futex` calls a
-record (the GIL passing between the threads); the passthrough made none.
+back through two method queues: a bare Faust copy agent spent about twice the bare aiokafka
+passthrough's CPU per record, on `futex` calls (the GIL passing between the threads; the figures
+are in bench/README.md, "Why the worker's latency is far from the passthrough's").
 
 `InLoopConsumerThread` keeps Faust's whole consumer (its rebalance callbacks, fetch contexts,
 commit bookkeeping and this worker's fixes to them) and changes only where it runs: its service

@@ -14,7 +14,7 @@
 
 And one cost: Faust hands each fetched record to the streams through `Service.wait_first`
 (consumer.py:1220), which wraps the hand-on and three events in four tasks and cancels three:
-about ten event-loop turns per record, though the hand-on almost never waits
+several event-loop turns per record (bench/README.md), though the hand-on almost never waits
 (`deliver_inline`).
 """
 

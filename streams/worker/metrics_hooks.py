@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from schemas.records import OutputRecord, ToolResult
+from schemas.registry import TOOL_CONTRACT_NAME
 from streams.broker.topology import Topology
 from streams.core.batch import BatchResult, Judged
 from streams.core.pipeline import Decision, Gate
@@ -43,8 +44,8 @@ class WorkerMetrics:
     def batch(self, result: BatchResult, size: int, seconds: float) -> None:
         """One handled batch of `size` records: its inputs counted and timed, its outcomes,
         validation errors and outputs counted. Each label set is counted once a batch with its
-        total: prometheus_client's `labels()` costs microseconds a call, and called per record
-        it was 24-32 µs of the worker's CPU per record."""
+        total: prometheus_client's `labels()` is costly per call (bench/README.md, "The worker's
+        metrics, counted once a batch")."""
         tally: Counter[tuple[str, ...]] = Counter()
         roundtrips: list[float] = []  # correction round trips, observed each
         for judged in result.judged:
@@ -79,7 +80,7 @@ class WorkerMetrics:
         """A judged record's outcome (a tool call's, or its turn's) and validation errors."""
         decision = j.decision
         if j.topic == self.toolcalls:  # the step says it: tool_ok, tool_error, a repeat, ...
-            tally["outcome", "kandev.rich_output.v1", "other", j.step.outcome] += 1
+            tally["outcome", TOOL_CONTRACT_NAME, "other", j.step.outcome] += 1
         elif j.step.outcome not in _NOT_OUTCOMES:
             turn = decision.turn if decision is not None else None
             turn = turn or (j.step.emit[0].turn if j.step.emit else None)
@@ -89,7 +90,7 @@ class WorkerMetrics:
             if j.step.roundtrip_seconds is not None:
                 roundtrips.append(j.step.roundtrip_seconds)
         if decision is not None and decision.verdict == "rejected":
-            contract = decision.turn.contract if decision.turn else "kandev.rich_output.v1"
+            contract = decision.turn.contract if decision.turn else TOOL_CONTRACT_NAME
             for error in decision.errors:
                 tally["error", contract, error.code] += 1
 

@@ -108,7 +108,7 @@ def test_an_unknown_logical_name_is_a_key_error() -> None:
 
 # Where a topic name may be built: the settings' configured names, the core's deadline topic
 # name (the core cannot import the topology) and the topology itself.
-NAME_BUILDERS = {"streams/settings.py", "streams/core/batch.py", "streams/broker/topology.py"}
+NAME_BUILDERS = {"streams/settings.py", "streams/broker/topology.py"}
 # The core and the settings take names from `Settings`; the core may not import the broker.
 MAY_ASK_SETTINGS = ("streams/core/", "streams/settings.py", "streams/broker/topology.py")
 PREFIXES = {"topic_prefix", "delivery_prefix"}
@@ -169,11 +169,9 @@ def _built(node: ast.AST, docs: set[int]) -> str | None:
 def _asked(node: ast.AST) -> str | None:
     """How `node` takes a topic name from the settings or the core, if it does."""
     func = node.func if isinstance(node, ast.Call) else None
-    if isinstance(func, ast.Name) and func.id == "deadline_topic":
-        return "names the deadline topic"
     if (
         isinstance(func, ast.Attribute)
-        and func.attr in ("topic", "delivery_topic")
+        and func.attr in ("topic", "delivery_topic", "deadline_topic")
         and "settings" in _name_of(func.value)
     ):
         return "asks the settings for a topic name"
@@ -206,7 +204,7 @@ def test_the_check_finds_what_it_looks_for(tmp_path: Path) -> None:
         "a = settings.topic_prefix + 'replies.raw'\n"
         "b = f'{settings.app_id}-turns-changelog'\n"
         "c = self.settings.delivery_topic('im')\n"
-        "d = deadline_topic(settings)\n"
+        "d = settings.deadline_topic()\n"
         "e = f'{s.topic_prefix}out'\n"
         "f = settings.topic('dlq')\n"
         "g = {'REPLYGATE_TOPIC_PREFIX': settings.topic_prefix}\n",

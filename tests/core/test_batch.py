@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from schemas.records import CorrectionRequest, Delivery, record_json
-from streams.core.batch import BatchResult, TurnBatch, Write, deadline_topic
+from streams.core.batch import BatchResult, TurnBatch, Write
 from streams.core.pipeline import Source
 from streams.core.state import TurnIndex, TurnState, tool_key
 from streams.settings import Settings
@@ -120,7 +120,10 @@ def test_a_correction_and_its_deadline_give_one_outcome(h: Harness) -> None:
     deadline = {"turn_id": "t-42"}
     # the deadline event of a turn whose deadline passed: the notice, once
     late = T0 + timedelta(seconds=40)
-    noticed = h.run([(Source(deadline_topic(h.settings), 0, 7, late), orjson.dumps(deadline))])
+    event = (Source(h.settings.deadline_topic(), 0, 7, late), orjson.dumps(deadline))
+    early = h.run([event], apply=False, wall=T0)  # the batch's clock: the deadline is ahead
+    assert early.outputs == []
+    noticed = h.run([event], wall=late)
     assert [d.output.kind for d in noticed.outputs if d.output] == ["failure_notice"]
     assert noticed.judged[0].step.expired
     # the correction after it is a duplicate
@@ -180,7 +183,7 @@ def test_a_correction_for_another_conversation_platform_or_contract_ends_with_th
     other = raw_reply(attempt=1, **{field: value, **reply})
     # keyed as its own conversation (which may share the turn's partition)
     source = h.source("replies_raw", 2, key=other["conversation_id"].encode())
-    assert h.gate.process_reply(encode(other), source, T0).action == "deliver"
+    assert h.gate.decide_reply(encode(other), source, T0).action == "deliver"
     result = h.run([(source, other)])
     assert [d.action for d in result.outputs] == ["failure_notice"]
     notice = result.outputs[0]

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streams.core.batch import deadline_topic
+from streams.cli.check_session import CheckSession
 from streams.core.chunks import MAX_STREAM_CHUNKS, ChunkBuffer, add_chunk, chunk_cost
 from streams.core.pipeline import Gate
 from streams.core.state import TurnState
@@ -45,8 +45,10 @@ def pieces(text: str, cuts: list[int]) -> list[str]:
     return [text[a:b] for a, b in itertools.pairwise(bounds)]
 
 
-def lines(gate: Gate, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [gate.check_line(encode(r), n, NOW).line() for n, r in enumerate(records, start=1)]
+def lines(judge: Gate | CheckSession, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`check`'s lines for the records; a gate gets a session of its own for them."""
+    session = judge if isinstance(judge, CheckSession) else CheckSession(judge)
+    return [session.line(encode(r), n, NOW).line() for n, r in enumerate(records, start=1)]
 
 
 def small_gate(tmp_path: Path) -> Gate:
@@ -170,7 +172,6 @@ def test_any_split_assembles_to_the_unsplit_decision(
     parts = pieces(text, [c for c in cuts if c <= len(text)])
     records = [chunk(seq, part) for seq, part in enumerate(parts)]
     shuffle.shuffle(records)  # the seq orders them, not the arrival
-    gate._check_streams.clear()
     split = lines(gate, [*records, final(len(parts))])[-1]
     whole = lines(gate, [raw_reply(output={"text": text})])[0]
     for line in (split, whole):
@@ -242,7 +243,7 @@ def test_the_worker_buffers_in_state_and_delivers_once_assembled(h: Harness) -> 
     # a crash here loses nothing: the next batch reads the chunks from the store
     done = h.run(streamed(h, [chunk(2, parts[2]), final(3)], start=3))
     assert kinds(done) == ["deliver"]
-    whole = h.gate.check_line(encode(raw_reply()), 1, T0).output
+    whole = CheckSession(h.gate).line(encode(raw_reply()), 1, T0).output
     assert done.outputs[0].output == whole
     state = h.state()
     assert state is not None and state.status == "finished" and state.stream is None
@@ -352,7 +353,8 @@ def test_chunks_go_when_the_deadline_finishes_the_turn(h: Harness) -> None:
     late = T0 + timedelta(seconds=40)
     from streams.core.pipeline import Source
 
-    noticed = h.run([(Source(deadline_topic(h.settings), 0, 7, late), b'{"turn_id": "t-42"}')])
+    event = (Source(h.settings.deadline_topic(), 0, 7, late), b'{"turn_id": "t-42"}')
+    noticed = h.run([event], wall=late)
     assert [d.action for d in noticed.outputs] == ["failure_notice"]
     state = h.state()
     assert state is not None and "z" * 40 not in state.encode().decode()
@@ -396,11 +398,13 @@ def test_the_bound_leaves_room_for_the_state_in_one_changelog_record() -> None:
 
 
 def test_check_keeps_a_bounded_number_of_streams(gate: Gate) -> None:
-    from streams.core.pipeline import CHECK_STREAMS_MAX
+    from streams.cli.check_session import CHECK_STREAMS_MAX
 
+    session = CheckSession(gate)
     records = [chunk(0, REPLY_TEXT, turn_id=f"t-{i}") for i in range(CHECK_STREAMS_MAX + 1)]
-    lines(gate, records)
-    assert len(gate._check_streams) == CHECK_STREAMS_MAX
-    first, last = lines(gate, [final(1, turn_id="t-0"), final(1, turn_id=f"t-{CHECK_STREAMS_MAX}")])
+    lines(session, records)
+    assert len(session.streams) == CHECK_STREAMS_MAX
+    last_id = f"t-{CHECK_STREAMS_MAX}"
+    first, last = lines(session, [final(1, turn_id="t-0"), final(1, turn_id=last_id)])
     assert [e["code"] for e in first["errors"]] == ["incomplete_stream"]
     assert last["action"] == "deliver"

@@ -1,4 +1,4 @@
-"""Hostile inputs through the gate's entry point (`Gate.check_line`), with bounds.
+"""Hostile inputs through the gate's entry point (`CheckSession.line`), with bounds.
 
 Every case in tests/hostile/cases.py has its expected verdict and action (docs/cli.md's table),
 error codes or dead-letter reason where they mean something, and bounds on the time taken and
@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from pydantic import SecretStr
 
 from schemas.records import CorrectionRequest, DeadLetter, Delivery, ToolResult, record_json
+from streams.cli.check_session import CheckSession
 from streams.core.pipeline import Decision, Gate
 from streams.settings import Settings
 from tests.hostile import (
@@ -94,7 +95,7 @@ def assert_spec_output(decision: Decision) -> None:
 def _run(gate: Gate, raw: bytes) -> tuple[Decision, int]:
     tracemalloc.start()
     try:
-        decision = gate.check_line(raw, 1, NOW)
+        decision = CheckSession(gate).line(raw, 1, NOW)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -136,8 +137,8 @@ def test_hostile_case(case: Case, roots: tuple[Path, Path]) -> None:
 def test_a_fifo_never_blocks_the_gate(roots: tuple[Path, Path]) -> None:
     """Nobody writes to the FIFOs: a gate that opened one for reading would hang here."""
     gate = gate_for(roots)
-    csv = gate.check_line(orjson.dumps(tool_call(csv_arguments("data/fifo.csv"))), 1, NOW)
-    media = gate.check_line(
+    csv = CheckSession(gate).line(orjson.dumps(tool_call(csv_arguments("data/fifo.csv"))), 1, NOW)
+    media = CheckSession(gate).line(
         im_reply({"type": "image", "data": {"media": {"kind": "path", "value": "fifo.png"}}}),
         2,
         NOW,
@@ -152,7 +153,7 @@ def test_a_fifo_never_blocks_the_gate(roots: tuple[Path, Path]) -> None:
 def test_deep_json_tool_call_arguments_get_a_verdict(roots: tuple[Path, Path]) -> None:
     record = orjson.dumps(reply({"tool_calls": [{"name": "json", "arguments": "@@HOLE@@"}]}))
     raw = record.replace(b'"@@HOLE@@"', b"[" * 300 + b"]" * 300)
-    decision = gate_for(roots).check_line(raw, 1, NOW)
+    decision = CheckSession(gate_for(roots)).line(raw, 1, NOW)
     assert (decision.verdict, decision.action) == ("rejected", "request_correction")
 
 
@@ -166,7 +167,7 @@ def test_deep_json_tool_call_arguments_get_a_verdict(roots: tuple[Path, Path]) -
 )
 def test_check_line_errors_are_masked(raw: bytes, roots: tuple[Path, Path]) -> None:
     gate = disk_gate(Settings(leak_literals=[SecretStr("canary-7Hq2xY9pLm")]))
-    decision = gate.check_line(raw, 1, NOW)
+    decision = CheckSession(gate).line(raw, 1, NOW)
     assert "canary-7Hq2xY9pLm" not in record_json(decision.output).decode()  # holds today
     assert "canary-7Hq2xY9pLm" not in orjson.dumps(decision.line()).decode()
 
@@ -176,12 +177,12 @@ def test_an_input_within_limits_makes_a_sendable_output(roots: tuple[Path, Path]
     settings = Settings()
     raw = orjson.dumps(reply({"text": "word " * 199_000}))
     assert len(raw) < settings.max_record_bytes
-    decision = gate_for(roots).check_line(raw, 1, NOW)
+    decision = CheckSession(gate_for(roots)).line(raw, 1, NOW)
     assert decision.action == "request_correction"
     assert len(record_json(decision.output)) < settings.max_output_bytes
     spam = orjson.dumps(reply({"text": "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8 " * 25_000}))
     assert len(spam) < settings.max_record_bytes
-    masked = gate_for(roots).check_line(spam, 1, NOW)
+    masked = CheckSession(gate_for(roots)).line(spam, 1, NOW)
     assert len(record_json(masked.output)) < settings.max_output_bytes
 
 
@@ -254,7 +255,7 @@ json_value = st.recursive(
 @FUZZ
 @given(prefix=st.binary(max_size=300), secret=secret_token, suffix=st.binary(max_size=300))
 def test_fuzz_arbitrary_bytes(fuzz_gate: Gate, prefix: bytes, secret: str, suffix: bytes) -> None:
-    decision = fuzz_gate.check_line(prefix + secret.encode() + suffix, 1, NOW)
+    decision = CheckSession(fuzz_gate).line(prefix + secret.encode() + suffix, 1, NOW)
     assert_spec_output(decision)
     assert_no_secret(decision)
 
@@ -262,7 +263,7 @@ def test_fuzz_arbitrary_bytes(fuzz_gate: Gate, prefix: bytes, secret: str, suffi
 @FUZZ
 @given(value=json_value)
 def test_fuzz_arbitrary_json(fuzz_gate: Gate, value: Any) -> None:
-    decision = fuzz_gate.check_line(orjson.dumps(value), 1, NOW)
+    decision = CheckSession(fuzz_gate).line(orjson.dumps(value), 1, NOW)
     assert_spec_output(decision)
     assert_no_secret(decision)
 
@@ -348,7 +349,7 @@ def test_fuzz_mutated_valid_records(
         raw = orjson.dumps(record)
     else:
         raw = orjson.dumps(_mutate(record, path, how, new))
-    decision = fuzz_gate.check_line(raw, 1, NOW)
+    decision = CheckSession(fuzz_gate).line(raw, 1, NOW)
     assert_spec_output(decision)
     assert_no_secret(decision)
     if how == "none":  # the unmutated records are all valid

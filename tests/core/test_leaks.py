@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import SecretStr, ValidationError
 
+from streams.cli.check_session import CheckSession
 from streams.cli.main import main as cli_main
 from streams.core import leaks
 from streams.core.leak_rules import BUILTIN_RULES, is_placeholder
@@ -660,7 +661,7 @@ def test_the_delivered_marker_and_the_preview_hold_one_mask() -> None:
     gate = disk_gate(Settings(leak_patterns={"acme-key": "acme-[a-z]{3,}"}))
     segments = [{"type": "text", "data": {"text": "token acme-secretvalue end"}}]
     raw = orjson.dumps(raw_reply(output={"text": im_text(segments)}))
-    decision = gate.check_line(raw, 1, datetime(2026, 12, 1, tzinfo=UTC))
+    decision = CheckSession(gate).line(raw, 1, datetime(2026, 12, 1, tzinfo=UTC))
     assert decision.action == "deliver" and decision.output is not None
     text = "token [REDACTED:acme-key] end"
     assert decision.output.message["segments"][0]["data"]["text"] == text
@@ -1204,7 +1205,7 @@ def test_masked_lists_what_changed_in_the_delivered_html() -> None:
     href = f"https://x.example/cb?token=&#103;hp_{PAT_BODY}"
     answer = f'```html\n<p>See <a class="http-source" target="_blank" href="{href}">it</a></p>\n```'
     raw = orjson.dumps(html_reply(output={"text": answer}))
-    decision = gate.check_line(raw, 1, datetime(2026, 12, 1, tzinfo=UTC))
+    decision = CheckSession(gate).line(raw, 1, datetime(2026, 12, 1, tzinfo=UTC))
     assert decision.action == "deliver" and decision.output is not None
     message = decision.output.message
     assert PAT not in reader(message["html"]) and PAT not in str(message["citations"])
@@ -1218,11 +1219,11 @@ def test_correction_requests_and_dead_letters_hold_no_escaped_secret() -> None:
     text = f'{{"segments": [{{"type": "text", "data": {{"text": "{escaped}"}}}}]'
     reply = raw_reply(output={"text": text})
     now = datetime(2026, 12, 1, tzinfo=UTC)
-    correction = gate.check_line(orjson.dumps(reply), 1, now)
+    correction = CheckSession(gate).line(orjson.dumps(reply), 1, now)
     assert correction.action == "request_correction" and correction.output is not None
     assert PAT not in reader(correction.output.invalid_output)
     assert [h.path for h in correction.masked] == ["invalid_output"]
-    dead = gate.check_line(orjson.dumps({**reply, "attempt": 7}), 2, now)
+    dead = CheckSession(gate).line(orjson.dumps({**reply, "attempt": 7}), 2, now)
     assert dead.action == "dead_letter" and dead.output is not None
     assert PAT not in reader(reader(dead.output.record))
     assert [h.path for h in dead.masked] == ["record"]

@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from schemas.records import CorrectionRequest, DeadLetter, Delivery, ToolResult
+from streams.cli.check_session import CheckSession
 from streams.core.pipeline import Gate, Source
 from streams.settings import Settings
 from tests.support.gates import disk_gate
@@ -42,7 +43,7 @@ def gate(tmp_path: Path) -> Gate:
 
 def check(gate: Gate, record: Any, line_no: int = 1) -> dict[str, Any]:
     raw = record if isinstance(record, bytes) else encode(record)
-    line = gate.check_line(raw, line_no, NOW).line()
+    line = CheckSession(gate).line(raw, line_no, NOW).line()
     # every check line survives a JSON round trip unchanged
     assert orjson.loads(orjson.dumps(line)) == line
     return line
@@ -72,14 +73,14 @@ def test_valid_reply_is_delivered_whole(gate: Gate) -> None:
 
 
 def test_delivery_goes_to_the_platform_topic_keyed_by_conversation(gate: Gate) -> None:
-    decision = gate.process_reply(encode(raw_reply(platform="ide")), Source("replies.raw"), NOW)
+    decision = gate.decide_reply(encode(raw_reply(platform="ide")), Source("replies.raw"), NOW)
     assert (decision.topic, decision.key) == ("delivery.ide", b"c-7")
 
 
 def test_topic_prefix_applies_to_every_output(tmp_path: Path) -> None:
     gate = disk_gate(Settings(topic_prefix="prod.", workspaces_root=tmp_path))
-    assert gate.process_reply(encode(raw_reply()), Source("x"), NOW).topic == "prod.delivery.im"
-    assert gate.process_reply(b"{", Source("x"), NOW).topic == "prod.replies.dlq"
+    assert gate.decide_reply(encode(raw_reply()), Source("x"), NOW).topic == "prod.delivery.im"
+    assert gate.decide_reply(b"{", Source("x"), NOW).topic == "prod.replies.dlq"
 
 
 def test_json_tool_call_carries_the_reply(gate: Gate) -> None:
@@ -166,7 +167,7 @@ def test_invalid_first_attempt_requests_one_correction(gate: Gate) -> None:
 
 def test_correction_deadline_comes_from_settings(tmp_path: Path) -> None:
     gate = disk_gate(Settings(correction_deadline_seconds=5, workspaces_root=tmp_path))
-    line = gate.check_line(encode(raw_reply(output={"text": "nope"})), 1, NOW).line()
+    line = CheckSession(gate).line(encode(raw_reply(output={"text": "nope"})), 1, NOW).line()
     assert line["output"]["deadline"] == (NOW + timedelta(seconds=5)).isoformat(
         timespec="milliseconds"
     ).replace("+00:00", "Z")
@@ -259,7 +260,7 @@ def test_record_with_neither_id_is_a_dead_letter(gate: Gate) -> None:
 def test_oversized_record_is_a_dead_letter_cut_at_64_kib(tmp_path: Path) -> None:
     gate = disk_gate(Settings(max_record_bytes=200_000, workspaces_root=tmp_path))
     record = encode(raw_reply(output={"text": "é" * 150_000}))
-    line = gate.check_line(record, 1, NOW).line()
+    line = CheckSession(gate).line(record, 1, NOW).line()
     assert line["output"]["reason"] == "record_too_large"
     assert len(line["output"]["record"].encode()) <= 64 * 1024
 
@@ -376,6 +377,6 @@ def test_malformed_tool_call_is_a_dead_letter(gate: Gate) -> None:
 
 def test_closed_platforms_turn_an_unknown_platform_into_a_dead_letter(tmp_path: Path) -> None:
     gate = disk_gate(Settings(closed_platforms=True, workspaces_root=tmp_path))
-    line = gate.check_line(encode(raw_reply(platform="fax")), 1, NOW).line()
+    line = CheckSession(gate).line(encode(raw_reply(platform="fax")), 1, NOW).line()
     assert line["verdict"] == "dead_letter"
     assert [e["code"] for e in line["errors"]] == ["unknown_platform"]

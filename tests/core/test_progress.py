@@ -9,6 +9,7 @@ import orjson
 import pytest
 
 from schemas.records import Delivery
+from streams.cli.check_session import CheckSession
 from streams.core.pipeline import Gate, Source
 from streams.core.state import written
 from streams.core.turns import on_reply
@@ -23,7 +24,7 @@ def progress(seq: int = 0, text: Any = "Searching the docs…", **changes: Any) 
 
 
 def check(gate: Gate, record: dict[str, Any]) -> dict[str, Any]:
-    return gate.check_line(encode(record), 1, NOW).line()
+    return CheckSession(gate).line(encode(record), 1, NOW).line()
 
 
 # ---- the gate (what `replygate check` answers) -------------------------------------------------
@@ -112,7 +113,7 @@ def test_kind_and_seq_are_strict(gate: Gate, bad: dict[str, Any]) -> None:
 
 
 def decide(gate: Gate, record: dict[str, Any]) -> Any:
-    return gate.process_reply(encode(record), Source("replies.raw"), T0)
+    return gate.decide_reply(encode(record), Source("replies.raw"), T0)
 
 
 def test_progress_on_an_open_or_pending_turn_is_sent_without_a_state_change(gate: Gate) -> None:

@@ -14,6 +14,7 @@ import pytest
 from replygate_dev.demo import SAMPLES_DIR
 
 from schemas.records import DeadLetter, MaskEntry, OutputRecord, Written, record_json
+from streams.cli.check_session import CheckSession
 from streams.core.pipeline import Gate
 from streams.settings import Settings
 from tests.support.gates import disk_gate
@@ -28,7 +29,7 @@ def test_every_output_of_the_samples_is_its_validated_record() -> None:
     for number, sample in enumerate((SAMPLES_DIR / "demo.jsonl").read_bytes().splitlines(), 1):
         record = orjson.loads(sample).get("record")
         line = orjson.dumps(record) if record is not None else sample
-        output = gate.check_line(line, number, NOW).output
+        output = CheckSession(gate).line(line, number, NOW).output
         if output is None:
             continue
         assert isinstance(output, get_args(OutputRecord))
@@ -37,7 +38,7 @@ def test_every_output_of_the_samples_is_its_validated_record() -> None:
         assert validated == output
         # every field, none unset, in the model's order: what the worker sends
         assert orjson.dumps(validated.model_dump()) == sent
-        assert gate.check_line(line, number, NOW).line()["output"] == orjson.loads(sent)
+        assert CheckSession(gate).line(line, number, NOW).line()["output"] == orjson.loads(sent)
         kinds.add(type(output).__name__)
     assert kinds == {"Delivery", "CorrectionRequest", "ToolResult", "DeadLetter"}
 
@@ -52,7 +53,11 @@ def test_a_delivery_is_written_as_before(bare: Gate) -> None:
         {"type": "text", "data": {"text": f"key {GITHUB_PAT}"}},
         {"type": "image", "data": {"media": {"kind": "path", "value": "nope.png"}}},
     ]
-    output = bare.check_line(encode(raw_reply(output={"text": im_text(segments)})), 1, NOW).output
+    output = (
+        CheckSession(bare)
+        .line(encode(raw_reply(output={"text": im_text(segments)})), 1, NOW)
+        .output
+    )
     assert record_json(output) == (
         b'{"delivery_id":"t-42","turn_id":"t-42","conversation_id":"c-7","platform":"im",'
         b'"contract":"im.segments.v1","kind":"reply","message":{"segments":[{"type":"text",'
@@ -65,13 +70,13 @@ def test_a_delivery_is_written_as_before(bare: Gate) -> None:
 
 
 def test_a_dead_letter_and_a_tool_result_are_written_as_before(bare: Gate) -> None:
-    letter = bare.check_line(b'{"turn_id": "t-9"', 3, NOW).output
+    letter = CheckSession(bare).line(b'{"turn_id": "t-9"', 3, NOW).output
     assert record_json(letter) == (
         b'{"source_topic":"replies.raw","partition":0,"offset":2,"reason":"not_json","detail":'
         b'"$: not_json: not one UTF-8 JSON value: unexpected end of data: line 1 column 18 '
         b'(char 17)","record":"{\\"turn_id\\": \\"t-9\\""}'
     )
-    result = bare.check_line(encode(tool_call()), 4, NOW).output
+    result = CheckSession(bare).line(encode(tool_call()), 4, NOW).output
     assert record_json(result) == (
         b'{"call_id":"call-1","task_id":"task-9","tool":"show_rich_output_kandev","status":"ok",'
         b'"text":"Rich output accepted.","metadata":{"normalized":{"generic":{"input":{"version":'
@@ -82,7 +87,7 @@ def test_a_dead_letter_and_a_tool_result_are_written_as_before(bare: Gate) -> No
 
 def test_a_correction_request_is_written_as_before(bare: Gate) -> None:
     """The instructions are the contract's own text (tests/schemas pin it); the rest here."""
-    request = bare.check_line(encode(raw_reply(output={"text": "prose"})), 1, NOW).output
+    request = CheckSession(bare).line(encode(raw_reply(output={"text": "prose"})), 1, NOW).output
     sent = orjson.loads(record_json(request))
     assert list(sent) == [
         "turn_id",

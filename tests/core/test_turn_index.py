@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streams.core.state import BUCKET_SECONDS, ExpiryFile, TurnIndex, TurnState
+from streams.core.state import BUCKET_SECONDS, ExpiryOrder, TurnIndex, TurnState
 
 T0 = 1_764_500_000.0
 
@@ -26,7 +26,7 @@ def test_taking_some_and_later_all_yields_each_due_entry_once(
 ) -> None:
     """Any rounds of partial takes, then a full drain, yield each entry exactly once, and
     never before its moment."""
-    expiry = ExpiryFile()
+    expiry = ExpiryOrder()
     for moment, key in filed:
         expiry.add(moment, key)
     taken: Counter[bytes] = Counter()
@@ -45,7 +45,7 @@ def test_taking_some_and_later_all_yields_each_due_entry_once(
 def test_a_full_take_yields_exactly_the_due_entries(
     filed: list[tuple[float, bytes]], cutoff: float
 ) -> None:
-    expiry = ExpiryFile()
+    expiry = ExpiryOrder()
     for moment, key in filed:
         expiry.add(moment, key)
     assert Counter(expiry.due(cutoff)) == Counter(k for m, k in filed if m <= cutoff)
@@ -68,7 +68,7 @@ def test_a_hundred_thousand_finished_turns_cost_a_few_megabytes() -> None:
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        expiry = ExpiryFile()
+        expiry = ExpiryOrder()
         for i in range(100_000):
             expiry.add(T0 + i * 0.5, f"9f1c2d3e-4b5a-6789-abcd-{i:012d}".encode())
         used = tracemalloc.get_traced_memory()[0] - before

@@ -6,7 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from schemas.records import Context
 from streams.core.pipeline import Decision, Gate, PendingTurn, Source
+from streams.core.ports import NoTurns
 from streams.core.state import TurnState, seen_by, written
 from streams.core.turns import on_cancel, on_deadline, on_reply
 from tests.support.samples import encode, raw_reply
@@ -15,7 +17,7 @@ T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
 
 def decide(gate: Gate, at: datetime = T0, **changes: object) -> Decision:
-    return gate.process_reply(encode(raw_reply(**changes)), Source("replies.raw"), at)
+    return gate.decide_reply(encode(raw_reply(**changes)), Source("replies.raw"), at)
 
 
 def waiting(pending: PendingTurn, source: str = "r:0:1") -> TurnState:
@@ -143,7 +145,7 @@ def test_unsolicited_correction_is_dropped(gate: Gate) -> None:
 
 
 def test_dead_letters_pass_through_without_state(gate: Gate) -> None:
-    decision = gate.process_reply(b"nope", Source("replies.raw"), T0)
+    decision = gate.decide_reply(b"nope", Source("replies.raw"), T0)
     step = on_reply(gate, decision, None, T0)
     assert step.outcome == "dead_letter" and step.emit == (decision,)
     assert step.pending is None and step.finished is None
@@ -155,15 +157,23 @@ def test_pending_turn_round_trips_through_its_table_form(gate: Gate) -> None:
     assert PendingTurn.from_dict(stored) == pending
 
 
+class Kept(NoTurns):
+    """A turn view that keeps one waiting turn's context."""
+
+    def __init__(self, pending: PendingTurn) -> None:
+        self.pending = pending
+
+    def kept_context(self, turn_id: str) -> Context | None:
+        return self.pending.stored_context()
+
+
 def test_correction_without_context_is_judged_with_the_first_attempts_context(gate: Gate) -> None:
     pending = pending_for(gate)
     assert pending.context is not None and pending.context["members"] == ["123456789", "555000111"]
     correction = encode(raw_reply(attempt=1, context=None))  # mentions 555000111
-    alone = gate.process_reply(correction, Source("replies.raw"), T0)
+    alone = gate.decide_reply(correction, Source("replies.raw"), T0)
     assert [e.code for e in alone.errors] == ["unknown_mention_target"]
-    helped = gate.process_reply(
-        correction, Source("replies.raw"), T0, context_for=lambda _: pending.stored_context()
-    )
+    helped = gate.decide_reply(correction, Source("replies.raw"), T0, Kept(pending))
     assert helped.action == "deliver"
 
 

@@ -102,9 +102,9 @@ def run_offline(gate: Gate, sample: Sample, samples: list[Sample]) -> Seen:
                 seen.finals.append(("dlq", letter.line()["output"]))
                 continue
             if part.topic == "toolcalls_raw":
-                decision = gate.process_tool_call(part.value, Source("toolcalls.raw"))
+                decision = gate.decide_tool_call(part.value, Source("toolcalls.raw"))
             else:
-                decision = gate.process_reply(part.value, Source("replies.raw"), NOW)
+                decision = gate.decide_reply(part.value, Source("replies.raw"), NOW)
             if decision.action == "request_correction":
                 seen.corrections += 1
                 finished = True
@@ -129,7 +129,7 @@ def correct_offline(gate: Gate, decision: Decision, samples: list[Sample]) -> De
     if canned.status != 200 or canned.delay >= CORRECTOR_TIMEOUT_SECONDS:
         return None
     reply = reply_from_completion(decision.output, canned.content, "scripted", NOW)
-    return gate.process_reply(reply_json(reply), Source("replies.raw"), NOW)
+    return gate.decide_reply(reply_json(reply), Source("replies.raw"), NOW)
 
 
 # ---- the sample file ---------------------------------------------------------------------
@@ -171,7 +171,7 @@ def test_each_corrector_answer_matches_only_its_own_sample(
     for sample in samples:
         if sample.llm is None:
             continue
-        decision = gate.process_reply(sample.parts[0].value, Source("replies.raw"), NOW)
+        decision = gate.decide_reply(sample.parts[0].value, Source("replies.raw"), NOW)
         assert decision.output is not None and decision.action == "request_correction"
         canned = choose(script, {"messages": build_messages(decision.output)})
         assert canned.match == sample.llm["match"], sample.id

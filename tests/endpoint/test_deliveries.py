@@ -16,6 +16,7 @@ from replygate_dev.demo import SAMPLES_DIR, free_port
 
 from schemas.delivered import check_delivery, message_issues
 from schemas.registry import BUILTIN_CONTRACTS
+from streams.cli.check_session import CheckSession
 from streams.cli.deliveries import is_webhook_url
 from streams.cli.main import main
 from streams.endpoint.dedup import PRUNE_BATCH, SeenIds, StateFileError
@@ -133,7 +134,11 @@ def test_every_delivery_the_gate_makes_of_the_samples_validates_again() -> None:
         record = orjson.loads(line).get("record")
         if record is None:
             continue
-        output = gate.check_line(orjson.dumps(record), number, datetime.now(UTC)).line()["output"]
+        output = (
+            CheckSession(gate)
+            .line(orjson.dumps(record), number, datetime.now(UTC))
+            .line()["output"]
+        )
         if output is not None and "delivery_id" in output:
             assert check_delivery(output, BUILTIN_CONTRACTS, output["platform"]).valid, output
             contracts.add(output["contract"])

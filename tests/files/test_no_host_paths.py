@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from streams.cli.check_session import CheckSession
 from streams.files.paths import reason
 from streams.settings import Settings
 from tests.support.gates import disk_gate
@@ -47,7 +48,7 @@ def test_a_tool_result_never_names_the_workers_paths(
     root = _roots(tmp_path)
     gate = disk_gate(Settings(workspaces_root=root, media_root=tmp_path, data_dir=tmp_path))
     raw = encode(tool_call(csv_chart_arguments(csv), workspace=workspace))
-    decision = gate.check_line(raw, 1, datetime.now(UTC))
+    decision = CheckSession(gate).line(raw, 1, datetime.now(UTC))
     line = decision.line_json().decode()
     assert code in [e.code for e in decision.errors], line
     assert "hostroot-7f3a" not in line and str(tmp_path) not in line, line
@@ -56,7 +57,9 @@ def test_a_tool_result_never_names_the_workers_paths(
 def test_a_missing_workspaces_root_is_not_named_either(tmp_path: Path) -> None:
     root = tmp_path / "hostroot-7f3a" / "nowhere"
     gate = disk_gate(Settings(workspaces_root=root, media_root=tmp_path, data_dir=tmp_path))
-    decision = gate.check_line(encode(tool_call(csv_chart_arguments())), 1, datetime.now(UTC))
+    decision = CheckSession(gate).line(
+        encode(tool_call(csv_chart_arguments())), 1, datetime.now(UTC)
+    )
     line = decision.line_json().decode()
     assert decision.verdict == "rejected" and "workspace_unavailable" in line
     assert "hostroot-7f3a" not in line, line

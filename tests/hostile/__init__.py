@@ -218,8 +218,8 @@ class Case:
 
     `build` makes the bytes (lazily: only the case being run holds its 10 MB). `codes` must all
     appear among the error codes; `notices` are the Delivery's notice reasons, in order.
-    `max_peak` bounds tracemalloc's peak during `check_line`, in bytes; `max_seconds` the time
-    (with tracemalloc on, on a shared box: generous, it is there to catch a hang or a quadratic
+    `max_peak` bounds tracemalloc's peak during `CheckSession.line`, in bytes; `max_seconds` the
+    time (with tracemalloc on, on a shared box: generous, it is there to catch a hang or a quadratic
     blow-up, which on these inputs would take minutes, not to time the gate).
     """
 

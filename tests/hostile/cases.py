@@ -1,6 +1,6 @@
 """The hostile cases, each with its expected verdict, action, codes and bounds.
 
-Memory bounds are tracemalloc peaks during one `Gate.check_line` (the input bytes themselves
+Memory bounds are tracemalloc peaks during one `CheckSession.line` (the input bytes themselves
 are allocated before measuring), with about 2x headroom over what was measured on the
 development box; they are there to catch a blow-up (a copy per nesting level, a decode of a
 claimed size), not to pin exact figures.

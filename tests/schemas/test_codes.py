@@ -18,24 +18,26 @@ from typing import Any, get_args, get_type_hints
 import pytest
 from replygate_dev.demo import SAMPLES_DIR, read_samples
 
+from schemas import codes as codes_module
 from schemas.codes import (
     CATALOGUE,
     DEAD_LETTER_REASONS,
-    ISSUE_CODES,
     NOTICE_REASONS,
-    UnknownCode,
+    RECORD,
+    Code,
     catalogue,
-    issue_code,
     unregistered,
 )
 from schemas.errors import _CODES, _code_for
 from schemas.records import DeadLetter, DeadReason
+from schemas.registry import contract_codes, issue_codes
 from streams.core.pipeline import Source
 from streams.ops.metrics import Metrics, bound
 from streams.settings import Settings
 from tests.support.gates import disk_gate
 from tests.support.kafka import REPO
 
+ISSUE_CODES = issue_codes()
 SOURCES = sorted([*REPO.glob("schemas/**/*.py"), *REPO.glob("streams/**/*.py")])
 # Call name -> index of the positional argument that is a code (or a notice reason).
 ISSUE_MAKERS = {"Issue": 1, "UriError": 0, "CsvProblem": 0}
@@ -65,10 +67,29 @@ def _constants(tree: ast.Module) -> dict[str, str]:
 
 
 def _passed_through(arg: ast.expr) -> bool:
-    """A code handed on from another maker: a parameter named `code`, or `something.code`."""
-    return (isinstance(arg, ast.Name) and arg.id == "code") or (
-        isinstance(arg, ast.Attribute) and arg.attr == "code"
+    """A code handed on from another maker: a parameter named `code`, `something.code`, or a
+    code's own name as it builds its issue (`self.name` in `Code.issue`)."""
+    return (
+        (isinstance(arg, ast.Name) and arg.id == "code")
+        or (isinstance(arg, ast.Attribute) and arg.attr == "code")
+        or (
+            isinstance(arg, ast.Attribute)
+            and arg.attr == "name"
+            and isinstance(arg.value, ast.Name)
+            and arg.value.id == "self"
+        )
     )
+
+
+def _built_code(node: ast.Call) -> str | None:
+    """The code of `codes.X.issue(...)` / `X.issue(...)`: a code building its own issue."""
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "issue"):
+        return None
+    owner = func.value
+    name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", None)
+    code = getattr(codes_module, str(name), None)
+    return code.name if isinstance(code, Code) else None
 
 
 def scan(makers: dict[str, int], sink_add: bool) -> Iterator[tuple[str, str | None]]:
@@ -80,6 +101,10 @@ def scan(makers: dict[str, int], sink_add: bool) -> Iterator[tuple[str, str | No
             if not isinstance(node, ast.Call):
                 continue
             name = _call_name(node)
+            built = _built_code(node) if "Issue" in makers else None
+            if built is not None:
+                yield f"{path.relative_to(REPO)}:{node.lineno}", built
+                continue
             if name in makers:
                 index = makers[name]
             elif sink_add and name == "add" and len(node.args) == SINK_ADD_ARGS:
@@ -109,7 +134,7 @@ def emitted() -> dict[str, list[str]]:
 
 def test_every_code_the_code_base_emits_is_registered(emitted: dict[str, list[str]]) -> None:
     assert "None" not in emitted, f"a code that is not a literal: {emitted.get('None')}"
-    missing = {code: emitted[code] for code in unregistered(emitted)}
+    missing = {code: emitted[code] for code in unregistered(emitted, ISSUE_CODES)}
     assert missing == {}, "add these to schemas/codes.py (and run python -m schemas.codes)"
 
 
@@ -130,16 +155,27 @@ def test_every_registered_code_is_emitted_somewhere(emitted: dict[str, list[str]
 
 
 def test_pydantic_errors_map_onto_registered_codes_only() -> None:
-    assert unregistered(_CODES.values()) == []
+    assert unregistered(_CODES.values(), ISSUE_CODES) == []
     assert _code_for("int_type") == "wrong_type"
     assert _code_for("some_future_check") == "invalid_value"
     assert _code_for("invalid_datetime") == "invalid_datetime"
 
 
-def test_a_registry_lookup_refuses_an_unknown_code() -> None:
-    assert issue_code("not_json") == "not_json"
-    with pytest.raises(UnknownCode):
-        issue_code("made_up_code")
+def test_a_code_builds_its_issue_from_its_own_template() -> None:
+    issue = codes_module.RECORD_TOO_LARGE.issue("$", size=2000000, limit=1048576)
+    assert (issue.path, issue.code) == ("$", "record_too_large")
+    assert issue.message == codes_module.RECORD_TOO_LARGE.example
+
+
+def test_there_is_one_error_cap_with_one_message() -> None:
+    cap = codes_module.TOO_MANY_ERRORS
+    assert cap.issue("$", listed=codes_module.MAX_ISSUES).message == cap.example
+
+
+def test_a_dead_letter_reason_named_like_an_error_code_means_that_code_on_the_record() -> None:
+    """One meaning per word: a shared name is the same finding, on the record itself."""
+    for name in set(DEAD_LETTER_REASONS) & set(ISSUE_CODES):
+        assert RECORD in ISSUE_CODES[name].where, name
 
 
 def test_dead_letter_reasons_are_the_records() -> None:
@@ -168,11 +204,11 @@ def test_metrics_count_every_registered_code_under_its_own_label() -> None:
 
 
 def test_the_catalogue_in_docs_is_generated_from_the_registry() -> None:
-    assert CATALOGUE.read_text(encoding="utf-8") == catalogue(), (
+    assert CATALOGUE.read_text(encoding="utf-8") == catalogue(contract_codes()), (
         "docs/error-codes.md is out of date: run `python -m schemas.codes`"
     )
     for name in ISSUE_CODES:
-        assert f"| `{name}` |" in catalogue()
+        assert f"| `{name}` |" in catalogue(contract_codes())
 
 
 def test_the_generator_check_mode_agrees() -> None:
@@ -197,14 +233,28 @@ def test_the_demo_samples_only_produce_registered_codes() -> None:
         for part in sample.parts:
             decision: Any
             if part.topic == "toolcalls_raw":
-                decision = gate.process_tool_call(part.value, Source("toolcalls.raw"))
+                decision = gate.decide_tool_call(part.value, Source("toolcalls.raw"))
             elif part.topic == "replies_raw":
-                decision = gate.process_reply(part.value, Source("replies.raw"), now)
+                decision = gate.decide_reply(part.value, Source("replies.raw"), now)
             else:
                 continue
             seen.update(e.code for e in decision.errors)
-    assert seen and unregistered(seen) == []
+    assert seen and unregistered(seen, ISSUE_CODES) == []
 
 
 def test_catalogue_lives_in_the_repository() -> None:
     assert Path(CATALOGUE).is_relative_to(REPO / "docs")
+
+
+def test_the_pipeline_words_no_message_a_code_owns() -> None:
+    """A code with a template builds its issue; the pipeline does not spell its message again."""
+    pipeline = ("streams/core/pipeline.py", "streams/core/batch.py", "streams/core/turns.py")
+    texts = {path: (REPO / path).read_text(encoding="utf-8") for path in pipeline}
+    copied = [
+        f"{path}: {code.name}"
+        for code in ISSUE_CODES.values()
+        for path, text in texts.items()
+        if (len(code.example) >= 15 and code.example in text)
+        or (code.template and "{" not in code.template and code.template in text)
+    ]
+    assert copied == []

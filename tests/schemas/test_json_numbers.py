@@ -16,6 +16,7 @@ from schemas.json_numbers import (
     wide_integer,
     wide_number_issues,
 )
+from streams.cli.check_session import CheckSession
 from streams.core.pipeline import Gate
 from streams.settings import Settings
 from tests.support.gates import disk_gate
@@ -72,7 +73,7 @@ def test_orjson_would_have_changed_the_value() -> None:
 
 
 def check(gate: Gate, raw: bytes) -> dict[str, Any]:
-    line = gate.check_line(raw, 1, NOW).line()
+    line = CheckSession(gate).line(raw, 1, NOW).line()
     assert orjson.loads(orjson.dumps(line)) == line
     return line
 

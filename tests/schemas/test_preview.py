@@ -9,7 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schemas.preview import MAX_CODE_POINTS, html_text, one_line, preview, project
+from schemas.preview import MAX_CODE_POINTS, html_text, one_line, preview
+from schemas.registry import CONTRACTS
+from schemas.schema_contract import SchemaContract
+from streams.cli.check_session import CheckSession
 from streams.core.leaks import Masker
 from streams.core.pipeline import Gate
 from streams.settings import Settings
@@ -38,7 +41,7 @@ def gate(tmp_path_factory: pytest.TempPathFactory) -> Gate:
 
 
 def delivered_preview(gate: Gate, record: dict[str, Any]) -> str:
-    line = gate.check_line(encode(record), 1, NOW).line()
+    line = CheckSession(gate).line(encode(record), 1, NOW).line()
     assert line["output"] is not None, line
     value: str = line["output"]["preview"]
     return value
@@ -69,7 +72,7 @@ def test_every_segment_type_has_its_token() -> None:
         {"type": "rps", "data": {}},
         {"type": "share", "data": {"url": "https://e.com", "title": "The  Title"}},
     ]
-    text = project("im.segments.v1", {"segments": segments})
+    text = CONTRACTS["im.segments.v1"].preview_text({"segments": segments})
     assert text == "a[audio][video][file][reply][forward][face][dice][rps][share: The  Title]"
 
 
@@ -87,7 +90,8 @@ def test_html_is_its_text_content_with_spaces_at_block_boundaries(gate: Gate) ->
 
 
 def test_a_caller_owned_message_is_compact_json() -> None:
-    assert project("acme.ticket.v1", {"title": "x", "n": [1, 2]}) == '{"title":"x","n":[1,2]}'
+    ticket = SchemaContract("acme.ticket.v1", {"type": "object"})
+    assert ticket.preview_text({"title": "x", "n": [1, 2]}) == '{"title":"x","n":[1,2]}'
 
 
 def test_whitespace_runs_become_one_space_and_the_ends_are_trimmed() -> None:
@@ -117,7 +121,7 @@ def test_a_secret_formed_by_joining_segments_is_masked_in_the_preview() -> None:
             {"type": "text", "data": {"text": GITHUB_PAT[half:]}},
         ]
     }
-    line = preview(project("im.segments.v1", message), mask)
+    line = preview(CONTRACTS["im.segments.v1"].preview_text(message), mask)
     assert GITHUB_PAT not in line and "[REDACTED:github-pat]" in line
 
 

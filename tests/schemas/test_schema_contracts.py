@@ -10,11 +10,12 @@ from typing import Any
 import orjson
 import pytest
 
-from schemas.codes import ISSUE_CODES
 from schemas.contract import ReplyInput
 from schemas.delivered import check_delivery
 from schemas.records import CorrectionRequest, Delivery
+from schemas.registry import issue_codes
 from schemas.schema_contract import SchemaContract, SchemaError, failing_keyword
+from streams.cli.check_session import CheckSession
 from streams.cli.worker import run_worker
 from streams.core.contracts import MAX_SCHEMA_BYTES, ContractLoadError, build_registry
 from streams.core.pipeline import Gate
@@ -93,7 +94,7 @@ def ticket(reply: Any, **changes: Any) -> dict[str, Any]:
 
 
 def check(gate: Gate, record: dict[str, Any]) -> dict[str, Any]:
-    return gate.check_line(encode(record), 1, NOW).line()
+    return CheckSession(gate).line(encode(record), 1, NOW).line()
 
 
 def errors(line: dict[str, Any]) -> list[tuple[str, str]]:
@@ -270,7 +271,7 @@ NOT_ASSERTED = {"format", "contentEncoding", "contentMediaType"}
 @pytest.mark.parametrize("keyword", sorted(KEYWORD_CASES))
 def test_each_registered_schema_code_is_reachable(keyword: str) -> None:
     """The case's schema sits at `v`, so the expected path is the case's path under `v`."""
-    assert f"schema.{keyword}" in ISSUE_CODES
+    assert f"schema.{keyword}" in issue_codes()
     if keyword in NOT_ASSERTED:
         assert failing_keyword([keyword], keyword[0].upper() + keyword[1:]) == keyword
         return
@@ -282,7 +283,7 @@ def test_each_registered_schema_code_is_reachable(keyword: str) -> None:
 
 
 def test_every_schema_code_has_a_case() -> None:
-    registered = {c.removeprefix("schema.") for c in ISSUE_CODES if c.startswith("schema.")}
+    registered = {c.removeprefix("schema.") for c in issue_codes() if c.startswith("schema.")}
     assert registered == set(KEYWORD_CASES)
 
 
@@ -428,7 +429,7 @@ def test_schema_prints_the_registered_schema(tmp_path: Path) -> None:
     result = replygate("schema", "acme.ticket.v1", "--config", str(config))
     assert result.returncode == 0 and orjson.loads(result.stdout) == TICKET
     plain = replygate("schema", "text.plain.v1")
-    assert plain.returncode == 0 and orjson.loads(plain.stdout)["type"] == "string"
+    assert plain.returncode == 0 and b"the model writes no JSON" in plain.stdout
     unknown = replygate("schema", "acme.other.v1", "--config", str(config))
     assert unknown.returncode == 2
 

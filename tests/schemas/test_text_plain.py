@@ -10,6 +10,7 @@ import pytest
 from schemas.contract import ReplyInput
 from schemas.records import CorrectionRequest, Delivery
 from schemas.text_plain import TEXT_PLAIN_V1, control_character_issues
+from streams.cli.check_session import CheckSession
 from streams.core.pipeline import Gate
 from streams.settings import Settings
 from tests.support.samples import GITHUB_PAT, NOW, encode, raw_reply
@@ -21,7 +22,7 @@ def plain(**changes: Any) -> dict[str, Any]:
 
 
 def check(gate: Gate, record: dict[str, Any]) -> dict[str, Any]:
-    return gate.check_line(encode(record), 1, NOW).line()
+    return CheckSession(gate).line(encode(record), 1, NOW).line()
 
 
 def codes(line: dict[str, Any]) -> list[str]:
@@ -104,7 +105,7 @@ def test_correction_instructions_say_what_plain_text_may_not_hold(gate: Gate) ->
     line = check(gate, plain(output={"text": "bell\x07"}))
     request = CorrectionRequest.model_validate(line["output"])
     assert "control character" in request.instructions
-    assert '"type": "string"' in request.instructions
+    assert "JSON Schema" not in request.instructions  # the model writes text, not JSON
     assert "segments" not in request.instructions
     assert request.invalid_output == "bell\x07"
 
@@ -123,4 +124,5 @@ def test_contract_alone_tool_transport_and_schema() -> None:
     result = TEXT_PLAIN_V1.validate(ReplyInput("tool", arguments={"text": "x"}), None)
     assert [i.code for i in result.issues] == ["missing_reply"]
     assert TEXT_PLAIN_V1.validate(ReplyInput("text", text="x"), None).message == {"text": "x"}
-    assert TEXT_PLAIN_V1.json_schema()["type"] == "string"
+    assert TEXT_PLAIN_V1.model_schema() is None  # the model writes text, not JSON
+    assert TEXT_PLAIN_V1.json_schema()["required"] == ["text"]  # the delivered message

@@ -116,7 +116,7 @@ def test_reply_is_the_turns_attempt_1_raw_reply() -> None:
 def test_reply_is_delivered_as_corrected_by_the_gate(tmp_path: Path) -> None:
     gate = disk_gate(Settings(workspaces_root=tmp_path, media_root=tmp_path))
     raw = reply_json(reply_from_completion(typed(), GOOD, "m", NOW))
-    decision = gate.process_reply(raw, Source("replies.raw"), NOW)
+    decision = gate.decide_reply(raw, Source("replies.raw"), NOW)
     assert decision.action == "deliver"
     assert decision.output is not None and decision.output.corrected is True
 
@@ -399,7 +399,7 @@ def test_a_100000_character_invalid_reply_is_never_cut(tmp_path: Path, contract:
         "output": {"text": text},
         "produced_at": "2026-11-30T12:00:00Z",
     }
-    decision = gate.process_reply(orjson.dumps(record), Source("replies.raw"), NOW)
+    decision = gate.decide_reply(orjson.dumps(record), Source("replies.raw"), NOW)
     assert decision.action == "request_correction" and decision.output is not None
     assert decision.output.invalid_output == text
     parsed = parse_request(record_json(decision.output))

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 import pytest
 
+from streams.cli.check_session import CheckSession
 from tests.support.crash_harness import Supervisor, wait_killed
 from tests.support.gates import disk_gate
 from tests.support.kafka import Deployment, collect, publish
@@ -112,7 +113,7 @@ def test_a_kill_between_chunks_and_before_the_final_record_delivers_once(
     assert [x["delivery_id"] for x in deliveries] == ["t-stream"], d.log_tail()
     unsplit = raw_reply(turn_id="t-stream", conversation_id=CONV, output={"text": TEXT})
     gate = disk_gate(d.settings())
-    expected = gate.check_line(encode(unsplit), 1, datetime.now(UTC)).line()["output"]
+    expected = CheckSession(gate).line(encode(unsplit), 1, datetime.now(UTC)).line()["output"]
     assert expected is not None and "[REDACTED:" in orjson.dumps(expected).decode()
     assert {**deliveries[0], "delivered_at": 0} == {**expected, "delivered_at": 0}
     assert all(GITHUB_PAT.encode() not in v for _t, _k, v in records)
