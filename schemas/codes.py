@@ -349,7 +349,7 @@ SHARED_CODES: Final = table(
        "platform", "'fax' is not configured", "{platform!r} is not configured"),
     UNKNOWN_CONTRACT := _c(
        "unknown_contract", RECORD, "A contract that is not registered.",
-       "contract", "'im.segments.v9' is not registered; known: im.segments.v1, text.plain.v1",
+       "contract", "'acme.ticket.v9' is not registered; known: acme.ticket.v1, acme.note.v1",
        "{contract!r} is not registered; known: {known}"),
     RECORD_TOO_LARGE := _c(
        "record_too_large", RECORD, "A record over `max_record_bytes`.",

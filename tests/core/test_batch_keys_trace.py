@@ -10,7 +10,6 @@ import orjson
 import pytest
 
 from schemas.records import CorrectionRequest, DeadLetter, Delivery
-from streams.core.batch import deadline_topic
 from streams.core.pipeline import Source
 from streams.core.state import TurnState
 from tests.core.test_batch import T0, Harness
@@ -81,13 +80,13 @@ def test_the_deadline_notice_carries_the_pending_turns_trace_also_on_replay(h: H
     stored = h.state()
     assert stored is not None and stored.trace == TRACE
     assert TurnState.decode(stored.encode()).trace == TRACE  # it survives the changelog
-    event = (Source(deadline_topic(h.settings), 0, 7, T0 + timedelta(seconds=40)), b"")
-    event = (event[0], orjson.dumps({"turn_id": "t-42"}))
-    noticed = h.run([event])
+    late = T0 + timedelta(seconds=40)
+    event = (Source(h.settings.deadline_topic(), 0, 7, late), orjson.dumps({"turn_id": "t-42"}))
+    noticed = h.run([event], wall=late)
     (notice,) = noticed.sends
     assert isinstance(notice.decision.output, Delivery)
     assert notice.decision.output.kind == "failure_notice" and notice.trace == TRACE
-    replay = h.run([event])  # the crash fell after the state write
+    replay = h.run([event], wall=late)  # the crash fell after the state write
     assert replay.replayed == 1 and [(s.decision.output, s.trace) for s in replay.sends] == [
         (notice.decision.output, TRACE)
     ]
