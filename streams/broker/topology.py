@@ -245,15 +245,18 @@ def run_topics(settings: Settings) -> int:
     """`replygate topics`: 0 when every topic exists, 1 with one line saying why not."""
     from aiokafka.errors import KafkaError
 
-    try:
-        created = asyncio.run(create_topics(settings))
-    except (KafkaError, KafkaNotReady, TopicsRefused, OSError) as exc:
-        print(
-            f"replygate topics: cannot create the topics on {settings.kafka_bootstrap_servers}: "
-            f"{describe(exc)}",
-            file=sys.stderr,
-        )
-        return 1
+    from streams.broker.refusals import client_errors
+
+    with client_errors() as seen:
+        try:
+            created = asyncio.run(create_topics(settings))
+        except (KafkaError, KafkaNotReady, TopicsRefused, OSError) as exc:
+            print(
+                f"replygate topics: cannot create the topics on "
+                f"{settings.kafka_bootstrap_servers}: {seen.cause() or describe(exc)}",
+                file=sys.stderr,
+            )
+            return 1
     for name in sorted(Topology.of(settings).for_creation()):
         print(f"{'created' if name in created else 'exists '} {name}")
     return 0
