@@ -12,7 +12,7 @@ import logging
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Final
+from typing import Any, Final
 
 MAX_CAUSE_CHARS: Final = 300
 _UNABLE = re.compile(r'^Unable connect to "(?P<where>[^"]+)": ')
@@ -97,3 +97,33 @@ def denied(operation: str, resource: str, name: str, part: str) -> str:
         f"not authorized to {operation} {resource} {name!r}: the broker's ACLs do not allow it "
         f"for this principal (`replygate acls {part}` prints what it needs)"
     )
+
+
+TOPIC_AUTHORIZATION_FAILED: Final = 29
+
+
+async def preflight(
+    options: dict[str, Any], part: str, group: str, topic: str | None = None
+) -> str | None:
+    """The one line when the ACLs hide `topic` or refuse consumer group `group`, else None.
+
+    A consumer meets neither as an error: aiokafka waits for a topic it may not see, and for a
+    coordinator of a group it may not use, for ever. Asking once up front says which.
+    """
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = AIOKafkaAdminClient(**options)
+    await admin.start()
+    try:
+        if topic is not None:
+            for entry in await admin.describe_topics([topic]):
+                if entry.get("error_code") == TOPIC_AUTHORIZATION_FAILED:
+                    return denied("read", "topic", topic, part)
+        await admin.describe_consumer_groups([group])
+    except Exception as exc:
+        if is_denied(exc):
+            return denied("use", "consumer group", group, part)
+        return None  # anything else is the consumer's to meet and report
+    finally:
+        await admin.close()
+    return None

@@ -148,6 +148,10 @@ class Topology:
             self.output_config,
         )
 
+    def delivery_namespace(self) -> str:
+        """What every platform's delivery topic starts with (one prefixed ACL grants them all)."""
+        return self.settings.delivery_topic("")
+
     def deliveries(self) -> tuple[Topic, ...]:
         """The delivery topics of the configured platforms."""
         return tuple(self.delivery(p) for p in self.settings.platforms)

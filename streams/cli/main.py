@@ -55,6 +55,9 @@ def _build_parser() -> argparse.ArgumentParser:
     from streams.cli.deliveries import add_parser
 
     add_parser(commands)
+    from streams.cli.acls import add_parser as add_acls_parser
+
+    add_acls_parser(commands)
     return parser
 
 
@@ -218,6 +221,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_check(args, stdout)
     if args.command == "schema":
         return run_schema(args, stdout)
+    if args.command == "acls":
+        from streams.cli.acls import run_acls
+
+        return run_acls(args, sys.stdout)
     if args.command == "deliveries":
         from streams.cli.deliveries import run_deliveries
 

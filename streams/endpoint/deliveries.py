@@ -32,7 +32,8 @@ from schemas.contract import ReplyContract
 from schemas.delivered import Checked, check_delivery
 from schemas.errors import Issue
 from schemas.json_numbers import wide_integer
-from streams.broker.refusals import client_errors, denied, is_denied
+from streams.broker.options import aiokafka_options
+from streams.broker.refusals import client_errors, denied, is_denied, preflight
 from streams.broker.topology import Topology
 from streams.core.leaks import Masker
 from streams.endpoint.dedup import SeenIds
@@ -150,7 +151,6 @@ class Endpoint:
 
     def consumer_options(self) -> dict[str, Any]:
         """aiokafka options: read_committed, no auto-commit, every size and wait bounded."""
-        from streams.broker.options import aiokafka_options
 
         record = self.settings.max_output_bytes + FETCH_SLACK_BYTES
         timeout_ms = int(self.settings.endpoint.connect_timeout_seconds * 1000)
@@ -206,9 +206,18 @@ class Endpoint:
         with client_errors() as seen:
             while True:  # a refused connection is tried again until the bound: a broker that
                 # starts a moment after its endpoint (compose, Kubernetes) is no failure
-                consumer = AIOKafkaConsumer(self.topic, **options)
+                # subscribed once started: a start that waits for the topic's metadata would
+                # wait out the bound on a topic the ACLs hide, instead of saying so
+                consumer = AIOKafkaConsumer(**options)
                 try:
                     await asyncio.wait_for(consumer.start(), max(deadline - loop.time(), 0.1))
+                    refused = await preflight(
+                        aiokafka_options(self.settings), "endpoint", self.group, self.topic
+                    )
+                    if refused is not None:
+                        await consumer.stop()
+                        raise NotAuthorized(refused)
+                    consumer.subscribe([self.topic])
                     return consumer
                 except (KafkaError, OSError, TimeoutError) as exc:
                     await consumer.stop()

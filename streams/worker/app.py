@@ -115,7 +115,7 @@ class GateApp(InLoopApp):
         from aiokafka.errors import KafkaConnectionError
 
         from streams.broker.ready import KafkaNotReady
-        from streams.broker.refusals import client_errors
+        from streams.broker.refusals import client_errors, preflight
         from streams.broker.topology import TopicsRefused, create_topics
 
         settings = self.replygate_settings
@@ -134,6 +134,9 @@ class GateApp(InLoopApp):
                 fail_stop(f"Kafka at {settings.kafka_bootstrap_servers}: {exc}")
         if created:
             log.info("created topics: %s", ", ".join(sorted(created)))
+        refused = await preflight(aiokafka_options(settings), "worker", settings.app_id)
+        if refused is not None:
+            fail_stop(refused)
         await super().on_first_start()
 
 
