@@ -7,6 +7,7 @@
 #   kafka-local.sh status        print running / not running (exit 0 / 3)
 #   kafka-local.sh wait          wait until a running broker answers
 #   kafka-local.sh jars          only resolve the jar cache (KAFKA_LIB_DIR)
+#   kafka-local.sh certs         only make the TLS certificates (KAFKA_TLS_DIR)
 #
 # Env: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (KAFKA_PORT+1),
 #      KAFKA_LOCAL_HOME (<repo>/.kafka-local), KAFKA_LIB_DIR (KAFKA_LOCAL_HOME/lib: the jar
@@ -466,6 +467,18 @@ cmd_wait() {
   log "ready on 127.0.0.1:$KAFKA_PORT after $(elapsed "$t0")s"
 }
 
+# only the certificates (KAFKA_TLS_DIR, KAFKA_TLS_SAN, KAFKA_TLS_CLIENT_CN), e.g. for the
+# TLS Compose override; KAFKA_TLS_SHARED=1 makes the keys readable by the containers' users
+cmd_certs() {
+  KAFKA_SSL_PORT=${KAFKA_SSL_PORT:-certs}
+  make_tls
+  if [[ ${KAFKA_TLS_SHARED:-0} == 1 ]]; then
+    chmod 755 "$KAFKA_TLS_DIR"
+    chmod 644 "$KAFKA_TLS_DIR/client.key" "$KAFKA_TLS_DIR/server.key" "$KAFKA_TLS_DIR/server.keystore.pem"
+  fi
+  log "certificates in $KAFKA_TLS_DIR: ca.pem, server.keystore.pem, client.pem, client.key"
+}
+
 cmd_jars() {
   mkdir -p "$KAFKA_LOCAL_HOME"
   lock
@@ -475,11 +488,12 @@ cmd_jars() {
 case ${1:-} in
   up) shift; cmd_up "$@" ;;
   jars) shift; cmd_jars ;;
+  certs) shift; cmd_certs ;;
   down) shift; cmd_down "$@" ;;
   status) shift; cmd_status "$@" ;;
   wait) shift; cmd_wait "$@" ;;
   *)
-    echo "usage: $0 {up|down [--purge]|status|wait|jars}" >&2
+    echo "usage: $0 {up|down [--purge]|status|wait|jars|certs}" >&2
     exit 2
     ;;
 esac
