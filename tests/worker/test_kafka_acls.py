@@ -27,7 +27,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import GroupAuthorizationFailedError, TopicAuthorizationFailedError
 
-from tests.support.kafka import REPO, Deployment
+from tests.support.kafka import REPO, Deployment, produce
 from tests.support.tls import TlsBroker, flow_records, run_flow
 
 ADMIN_PASSWORD = "rg-admin." + secrets.token_hex(8)
@@ -208,13 +208,14 @@ def test_the_endpoint_reader_cannot_read_another_platforms_topic(
 
 
 @pytest.mark.kafka
-@pytest.mark.parametrize("missing", ["group", "input", "corrector"])
+@pytest.mark.parametrize("missing", ["group", "input", "corrector", "write"])
 def test_a_worker_missing_a_permission_stops_with_one_line(
     granted: Granted, tmp_path: Path, missing: str
 ) -> None:
     """One line naming what was refused, exit 1, not a stuck worker: another app id (its group
     not granted), an input topic outside the ACLs (it cannot see it, so it tries to create
-    it), the corrector switched on for a principal without the corrector's ACLs."""
+    it), the corrector switched on for a principal without the corrector's ACLs, a dead letter
+    for a principal that may see the dead-letter topic but not write to it."""
     deployment = granted.deployment
     deployment.env = granted.env("worker")
     servers = granted.broker.scram_bootstrap
@@ -229,19 +230,35 @@ def test_a_worker_missing_a_permission_stops_with_one_line(
         extra = {"REPLYGATE_TOPICS__TURNS_CONTROL": name}
         expected = f"the broker refused to create {deployment.topic(name)} (TopicAuthorization"
     else:
-        bare = "replygate-bare"
-        password = "rg-bare." + secrets.token_hex(8)
+        bare = f"replygate-{missing}"
+        password = f"rg-{missing}." + secrets.token_hex(8)
         granted.broker.add_scram_user(bare, password)
+        dlq = deployment.topic("replies.dlq")
         for line in printed("worker", deployment, "--principal", f"User:{bare}"):
+            if missing == "write" and f"--topic {dlq} " in line:
+                line = line.replace(f" --topic {dlq} ", " ")
+                granted.broker.kafka_acls(
+                    f"kafka-acls.sh --add --allow-principal User:{bare} --operation Describe "
+                    f"--topic {dlq} --resource-pattern-type literal"
+                )
             granted.broker.kafka_acls(line)
         (tmp_path / "bare.password").write_text(password)
         extra = {
-            "REPLYGATE_CORRECTOR__ENABLED": "true",
             **granted.broker.scram_env(bare, tmp_path / "bare.password"),
             "REPLYGATE_KAFKA_BOOTSTRAP_SERVERS": servers,
         }
-        expected = f"not authorized to read topic '{deployment.topic('corrections.requests')}'"
+        if missing == "corrector":
+            extra["REPLYGATE_CORRECTOR__ENABLED"] = "true"
+            expected = f"not authorized to read topic '{deployment.topic('corrections.requests')}'"
+        else:
+            extra["REPLYGATE_APP_ID"] = deployment.app_id  # its group: granted
+            expected = f"not authorized to write to topic '{dlq}'"
     worker = deployment.start_worker(tmp_path, **extra)
+    if missing == "write":
+        asyncio.run(
+            produce(deployment.topic("replies.raw"), [("c-w", b"{broken")], servers,
+                    granted.broker.admin_client())
+        )  # fmt: skip
     code = worker.wait(120)
     log = deployment.logs[-1].read_text(errors="replace")
     assert code == 1, log[-3000:]
