@@ -19,6 +19,11 @@ _UNABLE = re.compile(r'^Unable connect to "(?P<where>[^"]+)": ')
 _SSL_FILE = re.compile(r"\s*\(_ssl\.c:\d+\)")
 _SSL_TAG = re.compile(r"^\[SSL: [A-Z0-9_]+\] ")
 _ERROR_NO = re.compile(r"^\[Error \d+\] ")
+_CLOSED = re.compile(r"Connection at \S+ closed$")
+CLOSED_HINT: Final = (
+    "the broker hung up: a listener that requires a client certificate it trusts, "
+    "or a listener of another protocol"
+)
 
 
 class ClientErrors(logging.Handler):
@@ -75,6 +80,8 @@ def cause_of(message: str) -> str:
     else:
         text = _ERROR_NO.sub("", text)
         text = f"{where}: {text}" if where else text
+        if _CLOSED.search(text):
+            text += f" ({CLOSED_HINT})"
     return text.rstrip(". ")[:MAX_CAUSE_CHARS]
 
 

@@ -146,6 +146,13 @@ def test_the_host_name_check_is_on_unless_turned_off() -> None:
             "k:9093: SaslAuthenticationFailed: Authentication failed during authentication due "
             "to invalid credentials with SASL mechanism SCRAM-SHA-512",
         ),
+        (
+            'Unable connect to "k:9093": [Error 7] KafkaConnectionError: Connection at k:9093 '
+            "closed",
+            "k:9093: KafkaConnectionError: Connection at k:9093 closed (the broker hung up: a "
+            "listener that requires a client certificate it trusts, or a listener of another "
+            "protocol)",
+        ),
     ],
 )
 def test_aiokafkas_connection_error_becomes_one_plain_line(logged: str, line: str) -> None:
