@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the tools the deployment tests need, and only what is missing:
-#   - Debian packages: kcat, prometheus (for promtool), debootstrap (for the local images)
+#   - Debian packages: kcat, prometheus (for promtool), debootstrap (for the local images),
+#     openssl (the TLS tests' CA and certificates, made by deploy/kafka-local/kafka-local.sh)
 #     (apt-get update only if one is missing; no prometheus system service is left running)
 #   - kustomize (go install, pinned)                     -> $GOBIN or $HOME/go/bin
 #   - the docker compose CLI plugin, when missing (built from its Go module, pinned; the docker
@@ -11,7 +12,7 @@ set -euo pipefail
 
 KUSTOMIZE_VERSION=${KUSTOMIZE_VERSION:-v5.8.2}
 COMPOSE_VERSION=${COMPOSE_VERSION:-v5.6.0}
-APT_PACKAGES=(kcat prometheus debootstrap)
+APT_PACKAGES=(kcat prometheus debootstrap openssl)
 
 log() { printf 'install-tools: %s\n' "$*"; }
 die() { printf 'install-tools: ERROR: %s\n' "$*" >&2; exit 1; }
@@ -72,6 +73,7 @@ install_apt_packages() {
   stop_prometheus_service
   command -v promtool >/dev/null || die "promtool not found after installing prometheus"
   command -v kcat >/dev/null || die "kcat not found after installing it"
+  command -v openssl >/dev/null || die "openssl not found after installing it"
   log "promtool: $(promtool --version 2>&1 | head -n1)"
   log "kcat: $(kcat -V 2>&1 | head -n1)"
 }

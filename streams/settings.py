@@ -90,9 +90,20 @@ class KafkaSecurity(BaseModel):
     sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
     sasl_username: str = ""
     sasl_password: SecretStr = SecretStr("")
+    # The password read from this file instead (a mounted Secret); its trailing line end is
+    # dropped. Only one of the two may be set.
+    sasl_password_file: Path | None = None
+    # The CA bundle the broker's certificate must chain to (default: the system's).
     ssl_cafile: Path | None = None
+    # Mutual TLS: the client certificate (chain) and its key, PEM files.
     ssl_certfile: Path | None = None
     ssl_keyfile: Path | None = None
+    # The key's passphrase, when the key file is encrypted (as a value or from a file).
+    ssl_key_password: SecretStr = SecretStr("")
+    ssl_key_password_file: Path | None = None
+    # Whether the broker's certificate must name the host connected to; off only for a broker
+    # reached by an address its certificate cannot name (the chain is still verified).
+    ssl_check_hostname: bool = True
 
 
 class EndpointSettings(BaseModel):

@@ -7,12 +7,17 @@
 #   kafka-local.sh status        print running / not running (exit 0 / 3)
 #   kafka-local.sh wait          wait until a running broker answers
 #   kafka-local.sh jars          only resolve the jar cache (KAFKA_LIB_DIR)
+#   kafka-local.sh certs         only make the TLS certificates (KAFKA_TLS_DIR)
 #
 # Env: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (KAFKA_PORT+1),
 #      KAFKA_LOCAL_HOME (<repo>/.kafka-local), KAFKA_LIB_DIR (KAFKA_LOCAL_HOME/lib: the jar
 #      cache, shareable between brokers), KAFKA_HEAP ("-Xms256m -Xmx512m"),
 #      KAFKA_SASL_PORT (unset: no SASL listener), KAFKA_SASL_USER (replygate),
-#      KAFKA_SASL_PASSWORD (replygate-secret), KAFKA_START_TIMEOUT (90),
+#      KAFKA_SASL_PASSWORD (replygate-secret), KAFKA_SSL_PORT (unset: no mutual-TLS
+#      listener), KAFKA_SASL_SSL_PORT (unset: no SCRAM-over-TLS listener), KAFKA_TLS_DIR
+#      (KAFKA_LOCAL_HOME/tls: CA, server and client certificates, made here when missing),
+#      KAFKA_TLS_SAN (DNS:localhost), KAFKA_TLS_CLIENT_CN (KAFKA_SASL_USER),
+#      KAFKA_AUTHORIZER (0; 1: StandardAuthorizer), KAFKA_START_TIMEOUT (90),
 #      KAFKA_PROBE (auto|kcat|java), KAFKA_PURGE (1: down also purges),
 #      KAFKA_JVM_OPTS (JVM flags besides the heap), KAFKA_CDS (1: class-data
 #      sharing archive, 0: off), JAVA_HOME.
@@ -34,6 +39,13 @@ KAFKA_CDS=${KAFKA_CDS:-1}
 KAFKA_SASL_PORT=${KAFKA_SASL_PORT:-}
 KAFKA_SASL_USER=${KAFKA_SASL_USER:-replygate}
 KAFKA_SASL_PASSWORD=${KAFKA_SASL_PASSWORD:-replygate-secret}
+KAFKA_SSL_PORT=${KAFKA_SSL_PORT:-}
+KAFKA_SASL_SSL_PORT=${KAFKA_SASL_SSL_PORT:-}
+KAFKA_TLS_DIR=${KAFKA_TLS_DIR:-$KAFKA_LOCAL_HOME/tls}
+KAFKA_TLS_SAN=${KAFKA_TLS_SAN:-DNS:localhost}
+KAFKA_TLS_CLIENT_CN=${KAFKA_TLS_CLIENT_CN:-$KAFKA_SASL_USER}
+KAFKA_TLS_DAYS=${KAFKA_TLS_DAYS:-30}
+KAFKA_AUTHORIZER=${KAFKA_AUTHORIZER:-0}
 KAFKA_START_TIMEOUT=${KAFKA_START_TIMEOUT:-90}
 KAFKA_PROBE=${KAFKA_PROBE:-auto}
 
@@ -166,25 +178,92 @@ check_password() {
   [[ $KAFKA_SASL_PASSWORD =~ ^[A-Za-z0-9._@%+:-]+$ ]] || die "KAFKA_SASL_PASSWORD may only contain [A-Za-z0-9._@%+:-]"
 }
 
+# whether the template lines tagged "#$1# " are on
+tag_on() {
+  case $1 in
+    sasl) [[ -n $KAFKA_SASL_PORT ]] ;;
+    tls) [[ -n $KAFKA_SSL_PORT || -n $KAFKA_SASL_SSL_PORT ]] ;;
+    ssl) [[ -n $KAFKA_SSL_PORT ]] ;;
+    sasl_ssl) [[ -n $KAFKA_SASL_SSL_PORT ]] ;;
+    acl) [[ $KAFKA_AUTHORIZER == 1 ]] ;;
+    *) die "server.properties.in: unknown line tag '#$1#'" ;;
+  esac
+}
+
+# extra listeners: $1 = bind (127.0.0.1) or advertised (localhost: the name in the
+# server certificate, so a TLS client that checks host names can reach it)
+extra_listeners() {
+  local tls_host=127.0.0.1 out=""
+  [[ $1 == advertised ]] && tls_host=localhost
+  [[ -z $KAFKA_SASL_PORT ]] || out+=",SASL_PLAINTEXT://127.0.0.1:$KAFKA_SASL_PORT"
+  [[ -z $KAFKA_SSL_PORT ]] || out+=",SSL://$tls_host:$KAFKA_SSL_PORT"
+  [[ -z $KAFKA_SASL_SSL_PORT ]] || out+=",SASL_SSL://$tls_host:$KAFKA_SASL_SSL_PORT"
+  printf '%s' "$out"
+}
+
 render_properties() {
-  local sasl_listener="" line out
-  if [[ -n $KAFKA_SASL_PORT ]]; then sasl_listener=",SASL_PLAINTEXT://127.0.0.1:$KAFKA_SASL_PORT"; fi
+  local listeners advertised line tag out
+  listeners=$(extra_listeners bind)
+  advertised=$(extra_listeners advertised)
   out=$PROPS.tmp.$$
   : >"$out"
   while IFS= read -r line || [[ -n $line ]]; do
-    if [[ $line == '#sasl# '* ]]; then
-      [[ -n $KAFKA_SASL_PORT ]] || continue
-      line=${line#'#sasl# '}
+    if [[ $line =~ ^#([a-z_]+)#\ (.*)$ ]]; then
+      tag=${BASH_REMATCH[1]}
+      tag_on "$tag" || continue
+      line=${BASH_REMATCH[2]}
     fi
     line=${line//@KAFKA_PORT@/$KAFKA_PORT}
     line=${line//@KAFKA_CONTROLLER_PORT@/$KAFKA_CONTROLLER_PORT}
-    line=${line//@SASL_LISTENER@/$sasl_listener}
+    line=${line//@LISTENERS@/$listeners}
+    line=${line//@ADVERTISED_LISTENERS@/$advertised}
     line=${line//@KAFKA_SASL_USER@/$KAFKA_SASL_USER}
     line=${line//@KAFKA_SASL_PASSWORD@/$KAFKA_SASL_PASSWORD}
+    line=${line//@KAFKA_TLS_DIR@/$KAFKA_TLS_DIR}
     line=${line//@KAFKA_LOG_DIRS@/$LOG_DIRS}
     printf '%s\n' "$line" >>"$out"
   done <"$TEMPLATE"
   mv "$out" "$PROPS"
+}
+
+# ---------------------------------------------------------------- TLS
+# A private CA, the broker's certificate (KAFKA_TLS_SAN) and a client certificate
+# (CN=KAFKA_TLS_CLIENT_CN, the principal on the mutual-TLS listener), made once with
+# openssl: PEM files Kafka reads as they are (ssl.keystore.type=PEM). Keys stay 0600.
+tls_issue() { # name subject extension-line
+  local dir=$KAFKA_TLS_DIR
+  printf '%s\n' "$3" >"$dir/$1.ext"
+  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -keyout "$dir/$1.key" -out "$dir/$1.csr" -subj "$2" 2>/dev/null
+  openssl x509 -req -in "$dir/$1.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial \
+    -days "$KAFKA_TLS_DAYS" -out "$dir/$1.pem" -extfile "$dir/$1.ext" 2>/dev/null
+  rm -f "$dir/$1.csr" "$dir/$1.ext"
+}
+
+make_tls() {
+  tag_on tls || return 0
+  command -v openssl >/dev/null 2>&1 || die "openssl not found (needed for the TLS listeners)"
+  [[ $KAFKA_TLS_CLIENT_CN =~ ^[A-Za-z0-9._-]+$ ]] || die "KAFKA_TLS_CLIENT_CN may only contain [A-Za-z0-9._-]"
+  local dir=$KAFKA_TLS_DIR want
+  want="$KAFKA_TLS_SAN|$KAFKA_TLS_CLIENT_CN"
+  if [[ -s $dir/server.keystore.pem && -s $dir/client.pem && $(cat "$dir/.made" 2>/dev/null) == "$want" ]] &&
+    openssl x509 -checkend 3600 -noout -in "$dir/server.pem" >/dev/null 2>&1; then
+    return 0
+  fi
+  log "making a CA, a server (${KAFKA_TLS_SAN}) and a client (CN=$KAFKA_TLS_CLIENT_CN) certificate in $dir"
+  mkdir -p "$dir"
+  chmod 700 "$dir"
+  (
+    umask 077
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+      -keyout "$dir/ca.key" -out "$dir/ca.pem" -days "$KAFKA_TLS_DAYS" -subj "/CN=kafka-local-ca" \
+      -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+    tls_issue server "/CN=kafka-local-broker" "subjectAltName=$KAFKA_TLS_SAN"
+    tls_issue client "/CN=$KAFKA_TLS_CLIENT_CN" "extendedKeyUsage=clientAuth"
+    cat "$dir/server.key" "$dir/server.pem" >"$dir/server.keystore.pem"
+  ) || die "openssl could not make the certificates in $dir"
+  chmod 644 "$dir/ca.pem" "$dir/server.pem" "$dir/client.pem"
+  printf '%s\n' "$want" >"$dir/.made"
 }
 
 # Kafka Uuid: 16 random bytes, URL-safe base64 without padding; Kafka itself
@@ -202,7 +281,7 @@ scram_fingerprint() { printf '%s:%s' "$KAFKA_SASL_USER" "$KAFKA_SASL_PASSWORD" |
 
 format_storage() {
   if [[ -f $LOG_DIRS/meta.properties ]]; then
-    if [[ -n $KAFKA_SASL_PORT && -f $DATA_DIR/.scram && $(<"$DATA_DIR/.scram") != "$(scram_fingerprint)" ]]; then
+    if [[ -n $KAFKA_SASL_PORT$KAFKA_SASL_SSL_PORT && -f $DATA_DIR/.scram && $(<"$DATA_DIR/.scram") != "$(scram_fingerprint)" ]]; then
       log "WARNING: SCRAM credentials were set at format time for another KAFKA_SASL_USER/PASSWORD;" \
         "PLAIN uses the new ones, SCRAM the old ones. Run '$0 down --purge' to re-format."
     fi
@@ -286,7 +365,8 @@ cmd_up() {
   fi
   rm -f "$PID_FILE"
   local p
-  for p in "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT" ${KAFKA_SASL_PORT:+"$KAFKA_SASL_PORT"}; do
+  for p in "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT" ${KAFKA_SASL_PORT:+"$KAFKA_SASL_PORT"} \
+    ${KAFKA_SSL_PORT:+"$KAFKA_SSL_PORT"} ${KAFKA_SASL_SSL_PORT:+"$KAFKA_SASL_SSL_PORT"}; do
     if port_open "$p"; then die "port $p on 127.0.0.1 is already in use by a process not started by this script"; fi
   done
 
@@ -296,6 +376,7 @@ cmd_up() {
   mkdir -p "$LOG_DIRS" "$LOGS_DIR"
   mark_logs
   printf '==== kafka-local.sh up %s\n' "$(date -Is)" >>"$OUT_LOG"
+  make_tls
   render_properties
   format_storage
 
@@ -315,7 +396,7 @@ cmd_up() {
     rm -f "$PID_FILE"
     die "broker failed to start"
   fi
-  log "ready on 127.0.0.1:$KAFKA_PORT${KAFKA_SASL_PORT:+ (SASL_PLAINTEXT on 127.0.0.1:$KAFKA_SASL_PORT)} in $(elapsed "$t0")s (pid $pid, probe $(probe_kind))"
+  log "ready on 127.0.0.1:$KAFKA_PORT$(extra_listeners advertised)$([[ $KAFKA_AUTHORIZER == 1 ]] && printf ' (authorizer on)') in $(elapsed "$t0")s (pid $pid, probe $(probe_kind))"
 }
 
 # SIGTERM, wait up to $2 seconds, then SIGKILL; returns 1 if it had to kill
@@ -386,6 +467,18 @@ cmd_wait() {
   log "ready on 127.0.0.1:$KAFKA_PORT after $(elapsed "$t0")s"
 }
 
+# only the certificates (KAFKA_TLS_DIR, KAFKA_TLS_SAN, KAFKA_TLS_CLIENT_CN), e.g. for the
+# TLS Compose override; KAFKA_TLS_SHARED=1 makes the keys readable by the containers' users
+cmd_certs() {
+  KAFKA_SSL_PORT=${KAFKA_SSL_PORT:-certs}
+  make_tls
+  if [[ ${KAFKA_TLS_SHARED:-0} == 1 ]]; then
+    chmod 755 "$KAFKA_TLS_DIR"
+    chmod 644 "$KAFKA_TLS_DIR/client.key" "$KAFKA_TLS_DIR/server.key" "$KAFKA_TLS_DIR/server.keystore.pem"
+  fi
+  log "certificates in $KAFKA_TLS_DIR: ca.pem, server.keystore.pem, client.pem, client.key"
+}
+
 cmd_jars() {
   mkdir -p "$KAFKA_LOCAL_HOME"
   lock
@@ -395,11 +488,12 @@ cmd_jars() {
 case ${1:-} in
   up) shift; cmd_up "$@" ;;
   jars) shift; cmd_jars ;;
+  certs) shift; cmd_certs ;;
   down) shift; cmd_down "$@" ;;
   status) shift; cmd_status "$@" ;;
   wait) shift; cmd_wait "$@" ;;
   *)
-    echo "usage: $0 {up|down [--purge]|status|wait|jars}" >&2
+    echo "usage: $0 {up|down [--purge]|status|wait|jars|certs}" >&2
     exit 2
     ;;
 esac

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import ssl
 import threading
+from pathlib import Path
 from typing import Any
 
 from streams.settings import KafkaSecurity, KafkaSettings, WorkerSettings
@@ -64,6 +65,11 @@ class SecretMaskFilter(logging.Filter):
                 forms = set(self._forms) | _logged_forms(secret)
                 self._forms = tuple(sorted(forms, key=len, reverse=True))
 
+    def mask(self, text: str) -> str:
+        for form in self._forms:
+            text = text.replace(form, MASK)
+        return text
+
     def filter(self, record: logging.LogRecord) -> bool:
         forms = self._forms
         if not forms:
@@ -85,6 +91,11 @@ class SecretMaskFilter(logging.Filter):
 _mask_filter = SecretMaskFilter()
 
 
+def mask_text(text: str) -> str:
+    """`text` with every registered secret replaced by `**********`."""
+    return _mask_filter.mask(text)
+
+
 def mask_in_client_logs(secret: str) -> None:
     """Mask `secret` in aiokafka's connection log from now on (idempotent)."""
     _mask_filter.add(secret)
@@ -94,8 +105,39 @@ def mask_in_client_logs(secret: str) -> None:
             logger.addFilter(_mask_filter)
 
 
+# A secret file is a password or passphrase, never a document: a larger one is a mistake.
+MAX_SECRET_FILE_BYTES = 4096
+
+
+def read_secret_file(setting: str, path: Path) -> str:
+    """A secret from its file (a mounted Secret), without its trailing line end.
+
+    A problem names the setting and the file, never what the file holds.
+    """
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SECRET_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ValueError(f"{setting}: cannot read {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_SECRET_FILE_BYTES:
+        raise ValueError(f"{setting}: {path} is larger than {MAX_SECRET_FILE_BYTES} bytes")
+    try:
+        return data.decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError:
+        raise ValueError(f"{setting}: {path} is not UTF-8 text") from None
+
+
+def _secret(security: KafkaSecurity, name: str) -> str:
+    """A secret setting's value: given as is, or read from its `<name>_file`."""
+    path: Path | None = getattr(security, f"{name}_file")
+    if path is not None:
+        return read_secret_file(f"kafka_security.{name}_file", path)
+    value: str = getattr(security, name).get_secret_value()
+    return value
+
+
 def _password(security: KafkaSecurity) -> RedactedStr:
-    secret = security.sasl_password.get_secret_value()
+    secret = _secret(security, "sasl_password")
     mask_in_client_logs(secret)
     return RedactedStr(secret)
 
@@ -103,9 +145,12 @@ def _password(security: KafkaSecurity) -> RedactedStr:
 def check_security(security: KafkaSecurity) -> None:
     """Raise ValueError, naming the setting, for a combination that cannot do what it says."""
     prefix = "kafka_security"
+    for name in ("sasl_password", "ssl_key_password"):
+        if getattr(security, name).get_secret_value() and getattr(security, f"{name}_file"):
+            raise ValueError(f"{prefix}.{name} and {prefix}.{name}_file are both set: keep one")
     tls_files = [
         name
-        for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile")
+        for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile", "ssl_key_password_file")
         if getattr(security, name) is not None
     ]
     if tls_files and security.protocol not in TLS_PROTOCOLS:
@@ -118,11 +163,25 @@ def check_security(security: KafkaSecurity) -> None:
             f"{prefix}.ssl_keyfile is set without {prefix}.ssl_certfile: "
             "a client key is only used together with its certificate"
         )
+    if security.sasl_password_file is not None and security.protocol not in SASL_PROTOCOLS:
+        raise ValueError(
+            f"{prefix}.sasl_password_file is set but {prefix}.protocol is {security.protocol}, "
+            "which does not use SASL"
+        )
     if security.protocol in SASL_PROTOCOLS:
         if not security.sasl_username:
             raise ValueError(f"{prefix}.sasl_username is empty but the protocol uses SASL")
-        if not security.sasl_password.get_secret_value():
+        if not _secret(security, "sasl_password"):
             raise ValueError(f"{prefix}.sasl_password is empty but the protocol uses SASL")
+
+
+def identity(security: KafkaSecurity) -> str:
+    """Who we connect as, for a message: the protocol and the SASL user or the certificate."""
+    if security.protocol in SASL_PROTOCOLS:
+        return f"as {security.sasl_username!r} ({security.protocol} {security.sasl_mechanism})"
+    if security.ssl_certfile is not None:
+        return f"with the client certificate {security.ssl_certfile} ({security.protocol})"
+    return f"({security.protocol})"
 
 
 def bootstrap_hosts(servers: str) -> list[str]:
@@ -138,15 +197,39 @@ def ssl_context(security: KafkaSecurity) -> ssl.SSLContext | None:
     check_security(security)
     if security.protocol not in TLS_PROTOCOLS:
         return None
-    context = ssl.create_default_context(
-        cafile=str(security.ssl_cafile) if security.ssl_cafile else None
-    )
-    if security.ssl_certfile is not None:
-        context.load_cert_chain(
-            str(security.ssl_certfile),
-            str(security.ssl_keyfile) if security.ssl_keyfile else None,
+    try:
+        context = ssl.create_default_context(
+            cafile=str(security.ssl_cafile) if security.ssl_cafile else None
         )
+    except (OSError, ssl.SSLError) as exc:
+        raise ValueError(
+            f"kafka_security.ssl_cafile: cannot load {security.ssl_cafile}: {_ssl_reason(exc)}"
+        ) from None
+    context.check_hostname = security.ssl_check_hostname
+    if security.ssl_certfile is not None:
+        # the passphrase is handed over as a callable: no str of it lingers in the context
+        passphrase = _secret(security, "ssl_key_password")
+        try:
+            context.load_cert_chain(
+                str(security.ssl_certfile),
+                str(security.ssl_keyfile) if security.ssl_keyfile else None,
+                password=(lambda: passphrase) if passphrase else None,
+            )
+        except (OSError, ssl.SSLError) as exc:
+            raise ValueError(
+                f"kafka_security.ssl_certfile/ssl_keyfile: cannot load the client certificate "
+                f"{security.ssl_certfile}: {_ssl_reason(exc)}"
+            ) from None
     return context
+
+
+def _ssl_reason(exc: BaseException) -> str:
+    """An ssl or file error's own words, without the errno/library prefix."""
+    if isinstance(exc, ssl.SSLError) and exc.reason:
+        return str(exc.reason).replace("_", " ").lower()
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return type(exc).__name__
 
 
 def aiokafka_options(settings: KafkaSettings) -> dict[str, Any]:

@@ -152,6 +152,10 @@ class Topology:
             self.output_config,
         )
 
+    def delivery_namespace(self) -> str:
+        """What every platform's delivery topic starts with (one prefixed ACL grants them all)."""
+        return self.settings.delivery_topic("")
+
     def deliveries(self) -> tuple[Topic, ...]:
         """The delivery topics of the configured platforms."""
         return tuple(self.delivery(p) for p in self.settings.platforms)
@@ -265,19 +269,21 @@ def run_topics(settings: Settings) -> int:
     from aiokafka.errors import KafkaError
 
     from streams.broker.partitions import PartitionsDiffer
+    from streams.broker.refusals import client_errors
 
-    try:
-        created = asyncio.run(create_topics(settings))
-    except PartitionsDiffer as exc:
-        print(f"replygate topics: error: {exc}", file=sys.stderr)
-        return 1
-    except (KafkaError, KafkaNotReady, TopicsRefused, OSError) as exc:
-        print(
-            "replygate topics: error: cannot create the topics on "
-            f"{settings.kafka_bootstrap_servers}: {describe(exc)}",
-            file=sys.stderr,
-        )
-        return 1
+    with client_errors() as seen:
+        try:
+            created = asyncio.run(create_topics(settings))
+        except PartitionsDiffer as exc:
+            print(f"replygate topics: error: {exc}", file=sys.stderr)
+            return 1
+        except (KafkaError, KafkaNotReady, TopicsRefused, OSError) as exc:
+            print(
+                "replygate topics: error: cannot create the topics on "
+                f"{settings.kafka_bootstrap_servers}: {seen.cause() or describe(exc)}",
+                file=sys.stderr,
+            )
+            return 1
     for name in sorted(Topology.of(settings).for_creation()):
         print(f"{'created' if name in created else 'exists '} {name}")
     return 0

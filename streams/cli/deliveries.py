@@ -1,7 +1,9 @@
 """`replygate deliveries PLATFORM`: the arguments, their checks and the exit status.
 
 Exit status: 0 after a stop (SIGINT, SIGTERM); 2 with one line for a bad argument or setting;
-1 with the broker, group and client named when the broker cannot be reached within the bound.
+1 with the broker, group and client named when the broker cannot be reached within the bound
+(with the TLS or SASL refusal when there is one), or with the topic or group when the broker's
+ACLs refuse this reader.
 """
 
 from __future__ import annotations

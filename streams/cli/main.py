@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "streams.cli.worker",
     "streams.cli.topics",
     "streams.cli.deliveries",
+    "streams.cli.acls",
     "streams.cli.demo",
 )
 

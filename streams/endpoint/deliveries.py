@@ -32,6 +32,8 @@ from schemas.contract import ReplyContract
 from schemas.delivered import Checked, check_delivery
 from schemas.errors import Issue
 from schemas.json_numbers import wide_integer
+from streams.broker.options import aiokafka_options
+from streams.broker.refusals import client_errors, denied, is_denied, preflight
 from streams.broker.topology import Topology
 from streams.core.leaks import Masker
 from streams.endpoint.dedup import SeenIds
@@ -53,6 +55,10 @@ FETCH_SLACK_BYTES: Final = 1024 * 1024
 
 class CannotConnect(RuntimeFailure):
     """The broker did not answer within the bound; the message names it and who asked."""
+
+
+class NotAuthorized(RuntimeFailure):
+    """The broker's ACLs refuse this reader its topic or its group; the message names which."""
 
 
 def default_group(platform: str) -> str:
@@ -146,7 +152,6 @@ class Endpoint:
 
     def consumer_options(self) -> dict[str, Any]:
         """aiokafka options: read_committed, no auto-commit, every size and wait bounded."""
-        from streams.broker.options import aiokafka_options
 
         record = self.settings.max_output_bytes + FETCH_SLACK_BYTES
         timeout_ms = int(self.settings.endpoint.connect_timeout_seconds * 1000)
@@ -197,16 +202,23 @@ class Endpoint:
         bound = self.settings.endpoint.connect_timeout_seconds
         loop = asyncio.get_running_loop()
         deadline = loop.time() + bound
-        client_log = logging.getLogger("aiokafka")
-        level = client_log.level
-        # aiokafka logs each failed try at ERROR; the one message below says it all.
-        client_log.setLevel(logging.CRITICAL)
-        try:
+        # aiokafka logs each failed try at ERROR; the one message below says it all (and the
+        # last such error, masked, is its cause: a TLS or SASL refusal).
+        with client_errors() as seen:
             while True:  # a refused connection is tried again until the bound: a broker that
                 # starts a moment after its endpoint (compose, Kubernetes) is no failure
-                consumer = AIOKafkaConsumer(self.topic, **options)
+                # subscribed once started: a start that waits for the topic's metadata would
+                # wait out the bound on a topic the ACLs hide, instead of saying so
+                consumer = AIOKafkaConsumer(**options)
                 try:
                     await asyncio.wait_for(consumer.start(), max(deadline - loop.time(), 0.1))
+                    refused = await preflight(
+                        aiokafka_options(self.settings), "endpoint", self.group, self.topic
+                    )
+                    if refused is not None:
+                        await consumer.stop()
+                        raise NotAuthorized(refused)
+                    consumer.subscribe([self.topic])
                     return consumer
                 except (KafkaError, OSError, TimeoutError) as exc:
                     await consumer.stop()
@@ -216,11 +228,15 @@ class Endpoint:
                             f"cannot connect to the broker at "
                             f"{self.settings.kafka_bootstrap_servers} as consumer group "
                             f"{self.group!r} (client {options['client_id']!r}) within "
-                            f"{bound:g} s: {why}"
+                            f"{bound:g} s: {seen.cause() or why}"
                         ) from exc
                 await asyncio.sleep(RETRY_SECONDS)
-        finally:
-            client_log.setLevel(level)
+
+    def refused(self, exc: BaseException) -> NotAuthorized:
+        """The one line for an ACL refusal: the group's or the topic's."""
+        if type(exc).__name__ == "GroupAuthorizationFailedError":
+            return NotAuthorized(denied("read as", "consumer group", self.group, "endpoint"))
+        return NotAuthorized(denied("read", "topic", self.topic, "endpoint"))
 
     async def run(self) -> Counts:
         """Read until `stop` is set; every batch's offsets committed after its hand-offs."""
@@ -228,11 +244,16 @@ class Endpoint:
         assigned: set[Any] = set()
         try:
             while not self.stop.is_set():
-                batch = await consumer.getmany(
-                    timeout_ms=POLL_MS, max_records=self.settings.endpoint.batch_max_records
-                )
-                assigned = await self._commit_start(consumer, batch, assigned)
-                await commit(consumer, await self._hand_on(batch))
+                try:
+                    batch = await consumer.getmany(
+                        timeout_ms=POLL_MS, max_records=self.settings.endpoint.batch_max_records
+                    )
+                    assigned = await self._commit_start(consumer, batch, assigned)
+                    await commit(consumer, await self._hand_on(batch))
+                except Exception as exc:
+                    if is_denied(exc):  # retrying cannot help: the ACLs say no
+                        raise self.refused(exc) from None
+                    raise
                 self.seen.prune()
         finally:
             await consumer.stop()

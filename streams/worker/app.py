@@ -22,7 +22,12 @@ import orjson
 from faust.types import EventT, StreamT
 
 from schemas.records import record_json
-from streams.broker.options import aiokafka_options, faust_broker_options, fetch_options
+from streams.broker.options import (
+    aiokafka_options,
+    faust_broker_options,
+    fetch_options,
+    identity,
+)
 from streams.broker.topology import TURNS_TABLE, Topology
 from streams.core.batch import BatchResult, TurnBatch
 from streams.core.pipeline import Gate, Source
@@ -121,24 +126,30 @@ class GateApp(InLoopApp):
 
         from streams.broker.partitions import PartitionsDiffer
         from streams.broker.ready import KafkaNotReady
+        from streams.broker.refusals import client_errors, preflight
         from streams.broker.topology import TopicsRefused, create_topics
 
         settings = self.replygate_settings
         security = settings.kafka_security
-        try:
-            created = await create_topics(settings)
-        except KafkaConnectionError as exc:
-            fail_stop(
-                f"cannot connect or authenticate to Kafka at {settings.kafka_bootstrap_servers} "
-                f"as {security.sasl_username!r} ({security.protocol} {security.sasl_mechanism}): "
-                f"{str(exc)[:300]}; check kafka_bootstrap_servers and kafka_security"
-            )
-        except (KafkaNotReady, TopicsRefused) as exc:
-            fail_stop(f"Kafka at {settings.kafka_bootstrap_servers}: {exc}")
-        except PartitionsDiffer as exc:
-            refuse_start(str(exc))
+        with client_errors() as seen:  # the cause goes into the one line below
+            try:
+                created = await create_topics(settings)
+            except KafkaConnectionError as exc:
+                fail_stop(
+                    f"cannot connect or authenticate to Kafka at "
+                    f"{settings.kafka_bootstrap_servers} {identity(security)}: "
+                    f"{seen.cause() or str(exc)[:300]}; check kafka_bootstrap_servers and "
+                    "kafka_security"
+                )
+            except (KafkaNotReady, TopicsRefused) as exc:
+                fail_stop(f"Kafka at {settings.kafka_bootstrap_servers}: {exc}")
+            except PartitionsDiffer as exc:
+                refuse_start(str(exc))
         if created:
             log.info("created topics: %s", ", ".join(sorted(created)))
+        refused = await preflight(aiokafka_options(settings), "worker", settings.app_id)
+        if refused is not None:
+            fail_stop(refused)
         await super().on_first_start()
 
 
@@ -384,8 +395,16 @@ class Worker:
 
     async def _declare(self, name: str) -> None:
         """An output topic (a new platform's, say) exists with our partitions and size limit."""
+        from streams.broker.refusals import denied, is_denied
+
         config = self.topology.output(name).config
-        await self.app.topic(name, partitions=self.settings.partitions, config=config).declare()
+        topic = self.app.topic(name, partitions=self.settings.partitions, config=config)
+        try:
+            await topic.declare()
+        except Exception as exc:
+            if is_denied(exc):
+                fail_stop(denied("create", "topic", name, "worker"))
+            raise
         self.declared.add(name)
 
     async def scan_deadlines(self) -> None:

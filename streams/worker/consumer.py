@@ -23,6 +23,9 @@ import faust
 from faust.transport.drivers import aiokafka as faust_aiokafka
 from mode.utils.futures import maybe_async
 
+from streams.broker.refusals import denied, is_denied
+from streams.worker.sender import fail_stop
+
 
 class InLoopConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
     """Faust's consumer "thread" as a service of the app's loop: same methods, no thread."""
@@ -55,6 +58,17 @@ class InLoopConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
         """The call itself (awaited when it is a coroutine, as the method queue does): the
         consumer is already in this loop."""
         return await maybe_async(fun(*args, **kwargs))
+
+    async def getmany(self, active_partitions: set[Any] | None, timeout: float) -> Any:
+        """Faust's fetch; a topic the ACLs do not let us read stops the worker with one line
+        naming it (Faust's fetcher would crash with a traceback)."""
+        try:
+            return await super().getmany(active_partitions, timeout)
+        except Exception as exc:
+            if is_denied(exc):
+                topic = str(exc.args[0]) if exc.args else "?"
+                fail_stop(denied("read", "topic", topic, "worker"))
+            raise
 
     async def on_partitions_revoked(self, revoked: Set[Any]) -> None:
         """Faust's revoke callback, called directly (the thread goes through a method queue)."""

@@ -216,7 +216,9 @@ async def correct(
 
 def register_corrector(app: faust.App, settings: Settings) -> Any:
     """Add the corrector agent to the worker: corrections in, attempt-1 replies out."""
+    from streams.broker.refusals import denied, is_denied
     from streams.broker.topology import Topology
+    from streams.worker.sender import fail_stop
 
     topology = Topology.of(settings)
     corrections = app.topic(topology.corrections.name, partitions=settings.partitions)
@@ -239,12 +241,17 @@ def register_corrector(app: faust.App, settings: Settings) -> Any:
                 # The worker sends a request to its turn's partition number: the answer goes
                 # to that partition of replies.raw, whatever partitioner the agent uses, and
                 # carries the request's trace context.
-                await replies.send(
-                    key=reply.conversation_id.encode(),
-                    value=reply_json(reply),
-                    partition=message.partition,
-                    headers=list(trace_of(message.headers)) or None,
-                )
+                try:
+                    await replies.send(
+                        key=reply.conversation_id.encode(),
+                        value=reply_json(reply),
+                        partition=message.partition,
+                        headers=list(trace_of(message.headers)) or None,
+                    )
+                except Exception as exc:
+                    if is_denied(exc):  # the ACLs will not change: say which, and stop
+                        fail_stop(denied("write to", "topic", topology.replies.name, "corrector"))
+                    raise
                 log.info("published the correction of turn %s", reply.turn_id)
 
     return app.agent(corrections, name="replygate-corrector", concurrency=CONCURRENCY)(corrector)

@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from streams.broker.refusals import denied, is_denied
+
 log = logging.getLogger("replygate.worker")
 
 # Faust's producer send: (topic, key, value, partition, timestamp, headers) -> delivery future.
@@ -91,6 +93,9 @@ class Sender:
             ]
             for i, outcome in zip(todo, outcomes, strict=True):
                 results[i] = outcome
+            for i in failed:  # the ACLs will not change while we retry: say what is missing
+                if is_denied(results[i]):
+                    fail_stop(denied("write to", "topic", records[i].topic, "worker"))
             if failed:
                 error = type(results[failed[0]]).__name__
                 log.warning("%d of %d sends failed (%s); retrying", len(failed), len(todo), error)

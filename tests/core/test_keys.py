@@ -5,7 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from schemas.codes import DEAD_LETTER_REASONS, ISSUE_CODES
+from schemas.codes import DEAD_LETTER_REASONS
+from schemas.registry import issue_codes
 from streams.core.keys import CONVERSATION, TASK, key_issue
 
 REPLY = orjson.dumps({"turn_id": "t-1", "conversation_id": "c-ü7"})
@@ -38,4 +39,4 @@ def test_a_record_without_the_id_is_left_to_the_gates_own_checks(raw: bytes) -> 
 
 
 def test_wrong_key_is_a_registered_code_and_dead_letter_reason() -> None:
-    assert "wrong_key" in ISSUE_CODES and "wrong_key" in DEAD_LETTER_REASONS
+    assert "wrong_key" in issue_codes() and "wrong_key" in DEAD_LETTER_REASONS

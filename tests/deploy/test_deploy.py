@@ -575,3 +575,107 @@ def test_install_tools_script_is_valid_bash() -> None:
     script = ROOT / "scripts" / "install-tools.sh"
     assert run("bash", "-n", str(script)).returncode == 0
     assert os.access(script, os.X_OK)
+
+
+# ------------------------------------------------------------------ TLS (opt-in)
+def tls_overlay(tmp_path: Path) -> tuple[dict[str, Any], ...]:
+    (tmp_path / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "resources": [os.path.relpath(BASE, tmp_path)],
+                "components": [os.path.relpath(K8S / "components" / "tls", tmp_path)],
+            }
+        )
+    )
+    return build(str(tmp_path))
+
+
+def test_tls_component_mounts_the_secrets_as_files_never_in_config_or_env(
+    tmp_path: Path,
+) -> None:
+    docs = tls_overlay(tmp_path)
+    for doc in docs:
+        if doc["kind"] not in CRD_KINDS:
+            for version in K8S_VERSIONS:
+                kubernetes_validate.validate(doc, version, strict=True)
+    config = config_data(docs)
+    assert config["REPLYGATE_KAFKA_SECURITY__PROTOCOL"] == "SASL_SSL"
+    assert config["REPLYGATE_KAFKA_SECURITY__SASL_PASSWORD_FILE"] == "/etc/replygate/kafka/password"
+    assert config["REPLYGATE_KAFKA_SECURITY__SSL_CAFILE"] == "/etc/replygate/kafka/ca.crt"
+    assert not [k for k in config if k.endswith("SASL_PASSWORD") or k.endswith("KEY_PASSWORD")]
+    assert not by_kind(docs, "Secret")  # the component commits none
+    for kind, container in (("Deployment", "worker"), ("Job", "topics")):
+        pod = one(docs, kind)["spec"]["template"]["spec"]
+        (main,) = [c for c in pod["containers"] if c["name"] == container]
+        assert len(pod["containers"]) == 1
+        # no secret value reaches the environment: only the user name stays an env var
+        from_secrets = [e["name"] for e in main["env"] if "secretKeyRef" in e.get("valueFrom", {})]
+        assert from_secrets == ["REPLYGATE_KAFKA_SECURITY__SASL_USERNAME"], kind
+        mount = next(m for m in main["volumeMounts"] if m["name"] == "kafka-credentials")
+        assert mount == {
+            "name": "kafka-credentials",
+            "mountPath": "/etc/replygate/kafka",
+            "readOnly": True,
+        }
+        volume = next(v for v in pod["volumes"] if v["name"] == "kafka-credentials")
+        sources = {s["secret"]["name"]: s["secret"] for s in volume["projected"]["sources"]}
+        assert [i["path"] for i in sources["replygate-kafka"]["items"]] == ["password"]
+        assert {i["path"] for i in sources["replygate-kafka-tls"]["items"]} == {
+            "ca.crt",
+            "tls.crt",
+            "tls.key",
+        }
+        assert volume["projected"]["defaultMode"] == 0o440
+
+
+def test_tls_component_lets_the_workers_reach_only_dns_and_the_broker(tmp_path: Path) -> None:
+    netpol = one(tls_overlay(tmp_path), "NetworkPolicy")
+    egress = netpol["spec"]["egress"]
+    assert all(rule.get("to") for rule in egress), "an egress rule without peers allows all"
+    ports = sorted((p["port"], p.get("endPort"), p["protocol"]) for r in egress for p in r["ports"])
+    assert ports == [(53, None, "TCP"), (53, None, "UDP"), (9092, 9096, "TCP")]
+    (ingress,) = netpol["spec"]["ingress"]
+    assert ingress["ports"] == [{"port": "metrics", "protocol": "TCP"}]
+    (scraper,) = ingress["from"]
+    assert scraper["namespaceSelector"]["matchLabels"] == {
+        "kubernetes.io/metadata.name": "monitoring"
+    }
+
+
+def test_docker_compose_tls_override_mounts_the_secrets_as_files(tmp_path: Path) -> None:
+    certs = tmp_path / "tls"
+    subprocess.run(
+        ["bash", str(DEPLOY / "kafka-local" / "kafka-local.sh"), "certs"],
+        env={**os.environ, "KAFKA_LOCAL_HOME": str(tmp_path), "KAFKA_TLS_DIR": str(certs),
+             "KAFKA_TLS_SAN": "DNS:kafka,DNS:localhost"},
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    proc = subprocess.run(
+        [tool("docker"), "compose", "-f", "docker-compose.yml", "-f", "docker-compose.tls.yml",
+         "config", "--format", "json"],
+        cwd=ROOT, env={**os.environ, "REPLYGATE_TLS_DIR": str(certs)},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    config = json.loads(proc.stdout)
+    services = config["services"]
+    for name in ("topics", "worker"):
+        env = services[name]["environment"]
+        assert env["REPLYGATE_KAFKA_BOOTSTRAP_SERVERS"] == "kafka:9095"
+        assert env["REPLYGATE_KAFKA_SECURITY__PROTOCOL"] == "SSL"
+        assert env["REPLYGATE_KAFKA_SECURITY__SSL_KEYFILE"] == "/run/secrets/kafka-client-key"
+        assert {s["source"] for s in services[name]["secrets"]} == {
+            "kafka-ca",
+            "kafka-client-cert",
+            "kafka-client-key",
+        }
+    assert config["secrets"]["kafka-client-key"]["file"] == str(certs / "client.key")
+    kafka = services["kafka"]["environment"]
+    assert "MTLS:SSL" in kafka["KAFKA_LISTENER_SECURITY_PROTOCOL_MAP"]
+    assert kafka["KAFKA_LISTENER_NAME_MTLS_SSL_CLIENT_AUTH"] == "required"
+    # nothing secret in any environment: no key or certificate body, no password
+    key = "".join(line for line in (certs / "client.key").read_text().splitlines()[1:-1])
+    dump = json.dumps([services[n].get("environment", {}) for n in ("kafka", "topics", "worker")])
+    assert key not in dump and "PRIVATE KEY" not in dump and "PASSWORD" not in dump.upper()
