@@ -99,7 +99,8 @@ def _shape(parts: Sequence[Part]) -> str:
 
 
 def _value(parts: Sequence[Part], rng: random.Random, size: str) -> str:
-    """A value in the format: every run at its shortest, longest, or one short of valid."""
+    """A value in the format: every run at its shortest or longest; or its last run one short
+    of valid (`short`) or one past its longest (`long`, '' when it has no bound)."""
     runs = [i for i, p in enumerate(parts) if isinstance(p, Run)]
     out = []
     for i, p in enumerate(parts):
@@ -107,10 +108,36 @@ def _value(parts: Sequence[Part], rng: random.Random, size: str) -> str:
             out.append(p)
             continue
         n = p.lo if size in ("short", "min") else p.top
-        if size == "short" and i == runs[-1]:
+        if i == runs[-1] and size == "short":
             n = p.lo - 1
+        if i == runs[-1] and size == "long":
+            if p.hi is not None and p.hi < 0:
+                return ""
+            n = (p.lo if p.hi is None else p.hi) + 1
         out.append(p.draw(rng, n))
     return "".join(out)
+
+
+def _trigger(prefixes: Sequence[str], parts: Sequence[Part], span: int = 10) -> str:
+    """The pre-filter's pattern for a token: its prefix and the start of what follows, `span`
+    characters in all (`0.` alone is in every decimal, `0.` + 8 hex is not). Classes are
+    written out, never counted, which keeps the combined DFA small."""
+    first = "|".join(re.escape(p) for p in prefixes)
+    need = span - min(len(p) for p in prefixes)
+    out: list[str] = []
+    for part in parts:
+        if need <= 0:
+            break
+        if isinstance(part, str):
+            out.append(re.escape(part[:need]))
+            need -= len(part)
+            continue
+        n = min(part.lo, need)
+        out.append(f"[{ALPHABETS[part.alphabet][0]}]" * n)
+        need -= n
+        if part.lo == 0 or (part.hi is not None and part.hi != part.lo):
+            break  # a variable run: what comes after it has no fixed place
+    return f"(?:{first}){''.join(out)}"
 
 
 def _stand_in(parts: Sequence[Part]) -> str:
@@ -160,15 +187,17 @@ def token(
     )
     near: list[str] = [
         f"https://cdn.example.com/media/photo-{lo}-1.jpg",
-        f"the build id is {lo}Z9 today",
         f"e.g. {prefixes[0]}{_stand_in(parts)} in the docs",
     ]
+    long = _value(parts, rng, "long")
+    if long:
+        near.append(f"the build id is {prefixes[0]}{long} today")
     if short != lo:
         near.insert(0, f"Use {short} for the deploy.")
     return LeakRule(
         rule_id,
         pattern,
-        "|".join(re.escape(p) for p in prefixes),
+        _trigger(prefixes, parts),
         _stand_in_after(prefixes),
         family=family,
         examples=examples,
@@ -189,6 +218,15 @@ def keyed(
     The keyword must start a word (`globalKey` is not `lob`), the name runs on for at most 24
     characters, the operator and value stay on the key's line; `key` is an example name."""
     kw = "|".join(re.escape(k) for k in keywords)
+    literals = [p for p in parts if isinstance(p, str) and len(p) >= 4]
+
+    def reject(secret: str, before: str, after: str) -> bool:
+        # A run the format itself spells (Dropbox's `AAAAAAAAAA`) is no placeholder.
+        bare = secret
+        for literal in literals:
+            bare = bare.replace(literal, "")
+        return _reject_stand_in(bare, before, after) or is_placeholder(secret)
+
     pattern = (
         rf"(?:^|[^a-z])(?i:{kw}){_KEY_TAIL}{_QUOTE}[ \t]{{0,4}}{_OP}[ \t]{{0,4}}{_QUOTE}"
         rf"(?P<secret>{_regex(parts)}){_right(parts)}"
@@ -207,8 +245,8 @@ def keyed(
     return LeakRule(
         rule_id,
         pattern,
-        f"(?i:{kw})",
-        _reject_stand_in,
+        rf"(?i:{kw})[A-Za-z0-9_.\-]*{_QUOTE}[ \t]*(?:[:=]|\?=)",
+        reject,
         family=family,
         context=True,
         examples=examples,
@@ -530,7 +568,6 @@ KEYED_RULES: Final[tuple[LeakRule, ...]] = (
     keyed("cohere-api-key", "ai", ["cohere", "co_api_key"], R("b62", 40), key="COHERE_API_KEY"),
     keyed("mistral-api-key", "ai", ["mistral"], R("b62", 32), key="MISTRAL_API_KEY"),
     keyed("together-api-key", "ai", ["together"], R("hex", 64), key="TOGETHER_API_KEY"),
-    keyed("deepseek-api-key", "ai", ["deepseek"], "sk-", R("hex", 32), key="DEEPSEEK_API_KEY"),
     keyed("wandb-api-key", "ai", ["wandb"], R("hex", 40), key="WANDB_API_KEY"),
     keyed("deepgram-api-key", "ai", ["deepgram"], R("hex", 40), key="DEEPGRAM_API_KEY"),
     keyed("assemblyai-api-key", "ai", ["assemblyai"], R("hex", 32), key="ASSEMBLYAI_API_KEY"),

@@ -425,9 +425,9 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
     # https://api.slack.com/authentication/token-types
     LeakRule(
         "slack-token",
-        r"(?:^|[^A-Za-z0-9_-])(?P<secret>(?:xox[abpr]|xoxe(?:\.xox[bp])?)-[0-9]{8,14}"
-        r"-[0-9A-Za-z-]{10,250})(?:[^A-Za-z0-9_-]|$)",
-        r"xox[abpre]",
+        r"(?:^|[^A-Za-z0-9_-])(?P<secret>xoxb-[0-9]{8,14}-[0-9A-Za-z-]{10,250})"
+        r"(?:[^A-Za-z0-9_-]|$)",
+        r"xoxb-",
         family="chat",
         examples=(
             f"SLACK_BOT={'xoxb'}-{_fake(string.digits, 12, 's1')}-{_fake(string.digits, 13, 's2')}"
@@ -662,8 +662,8 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
     # https://the.earth.li/~sgtatham/putty/0.78/htmldoc/AppendixC.html
     LeakRule(
         "putty-private-key",
-        r"Private-Lines:[ \t]{0,4}[0-9]{1,3}[ \t]*(?:\r?\n|\\r?\\n)"
-        r"(?P<secret>(?:[A-Za-z0-9+/=]{1,80}(?:\r?\n|\\r?\\n)){1,12})",
+        r"Private-Lines:[ \t]{0,4}[0-9]{1,3}[ \t]*(?:\r?\n|(?:\\r)?\\n)"
+        r"(?P<secret>(?:[A-Za-z0-9+/=]{1,80}(?:\r?\n|(?:\\r)?\\n)){1,12})",
         r"Private-Lines:",
         family="private-key",
         examples=(
@@ -741,7 +741,7 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
     # https://curl.se/docs/manpage.html#-u
     LeakRule(
         "curl-user-password",
-        r"\bcurl\b[^\r\n]{0,400}?[ \t](?:-u|--user)(?:[ \t]{1,4}|=)[\"']?[^\s:\"'@]{1,128}:"
+        r"\bcurl\b[^\r\n]{0,400}?[ \t](?:-u|--user)(?:[ \t]{1,4}|=)\\?[\"']?[^\s:\"'@\\]{1,128}:"
         r"(?P<secret>[^\s\"'@]{1,256})",
         r"\bcurl\b",
         _reject_pair_secret,
@@ -761,8 +761,8 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
     # Enterprise use BUNDLE_GEMS__CONTRIBSYS__COM=<8 hex>:<8 hex>). https://bundler.io/v2.5/man/bundle-config.1.html
     LeakRule(
         "bundler-credentials",
-        r"\bBUNDLE_[A-Z0-9]{1,63}(?:__[A-Z0-9]{1,63}){1,8}[ \t]*(?:=|:)[ \t]*[\"']?"
-        r"(?P<secret>[^\s:\"'@]{1,128}:[^\s\"'@]{1,256})",
+        r"\bBUNDLE_[A-Z0-9]{1,63}(?:__[A-Z0-9]{1,63}){1,8}[ \t]*(?:=|:)[ \t]*\\?[\"']?"
+        r"(?P<secret>[^\s:\"'@\\]{1,128}:[^\s\"'@\\]{1,256})",
         r"BUNDLE_",
         _reject_pair_secret,
         family="registry",

@@ -164,7 +164,7 @@ FORMATS: dict[str, list[Variant]] = {
         ((), ["ATBB", Run(B62, 32)], ()),
     ],
     "slack-token": token(
-        ("xoxb-", "xoxp-", "xoxe.xoxp-"),
+        "xoxb-",
         Run(string.digits, 10, 13),
         "-",
         Run(string.digits, 10, 13),
