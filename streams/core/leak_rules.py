@@ -105,6 +105,7 @@ _QUOTES = ('"', "'", "`")
 _CSRF = re.compile(r"(?i)[cx]srf")
 # A Maven/Gradle/npm coordinate after `group:` (artifact-version, or artifact:version).
 _COORDINATE = re.compile(r"[a-z][a-z0-9_.-]*[-:]v?[0-9]+(?:\.[0-9]+)+[A-Za-z0-9.+-]*")
+_VERSION = re.compile(r"[~^<>=]{0,2}v?[0-9]+(?:\.[0-9x*]+)+(?:[-+][A-Za-z0-9.]+)?")
 # A lower-case kebab or snake name (`api-key`, `db_password`): how manifests name a secret.
 _REFERENCE = re.compile(r"[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+")
 
@@ -139,6 +140,9 @@ def _reject_assigned_value(secret: str, before: str, after: str) -> bool:
     if before.endswith(_QUOTES) and after.startswith(_QUOTES):
         if len(secret) < 3:
             return True
+        # `"@octokit/auth-token": "^4.0.0"`: a package and its version range.
+        if _VERSION.fullmatch(secret) is not None and _PASS_FAMILY.search(before) is None:
+            return True
         # Prose in a quoted `secret: "used to sign cookies"` is no secret; a passphrase may be.
         return any(c.isspace() for c in secret) and _PASS_FAMILY.search(before) is None
     if before.endswith(">"):  # <password>...</password>
@@ -149,6 +153,8 @@ def _reject_assigned_value(secret: str, before: str, after: str) -> bool:
     return (
         len(secret) < 4
         or _CSRF.search(before) is not None
+        # `"@octokit/auth-token": "^4.0.0"`: a package and its version range.
+        or _VERSION.fullmatch(secret) is not None
         # `io.jsonwebtoken:jjwt-jackson-0.11.2`: a package coordinate, not a value.
         or (before.endswith(":") and _COORDINATE.fullmatch(secret) is not None)
         # `key: api-key`, `secretName: db-password`: the name of a secret, not its value.
@@ -420,25 +426,6 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
         ),
         near_misses=("Atlassian tokens begin ATATT3 and app passwords ATBB.", "ATBBshort"),
         shape="`ATATT3` + 186 chars, `ATBB` + 32 base62",
-    ),
-    # Slack bot tokens (and the older forms with two digit groups): xoxb-<team>-<bot>-<secret>.
-    # https://api.slack.com/authentication/token-types
-    LeakRule(
-        "slack-token",
-        r"(?:^|[^A-Za-z0-9_-])(?P<secret>xoxb-[0-9]{8,14}-[0-9A-Za-z-]{10,250})"
-        r"(?:[^A-Za-z0-9_-]|$)",
-        r"xoxb-",
-        family="chat",
-        examples=(
-            f"SLACK_BOT={'xoxb'}-{_fake(string.digits, 12, 's1')}-{_fake(string.digits, 13, 's2')}"
-            f"-{_fake(_B62, 24, 's3')}",
-            f"token xoxb-{_fake(string.digits, 11, 's4')}-{_fake(_B62, 24, 's5')}",
-        ),
-        near_misses=(
-            "https://cdn.example.com/2019/05/hugs-xoxo-indieweb-1.jpg",
-            "Bot tokens (xoxb-...) and user tokens (xoxp-...) differ in scope.",
-        ),
-        shape="`xoxb-` + digits + `-` + digits + `-` + base62",
     ),
     # Slack incoming webhooks: https://hooks.slack.com/services/T.../B.../<24 chars>.
     # https://api.slack.com/messaging/webhooks
@@ -849,6 +836,26 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
 # Secrets known by their context alone, and generic shapes: listed last, so a specific rule
 # names a span both match.
 GENERIC_RULES: tuple[LeakRule, ...] = (
+    # Slack bot and user tokens in any of their forms (two or three digit groups), after the
+    # specific Slack rules of leak_formats: xoxb-<team>-<bot>-<secret>.
+    # https://api.slack.com/authentication/token-types
+    LeakRule(
+        "slack-token",
+        r"(?:^|[^A-Za-z0-9_-])(?P<secret>(?:xox[bp]|xoxe\.xox[bp])-[0-9]{8,14}"
+        r"-[0-9A-Za-z-]{10,250})(?:[^A-Za-z0-9_-]|$)",
+        r"xox[bp]-|xoxe\.xox",
+        family="chat",
+        examples=(
+            f"SLACK_BOT={'xoxb'}-{_fake(string.digits, 12, 's1')}-{_fake(string.digits, 13, 's2')}"
+            f"-{_fake(_B62, 24, 's3')}",
+            f"token xoxb-{_fake(string.digits, 11, 's4')}-{_fake(_B62, 24, 's5')}",
+        ),
+        near_misses=(
+            "https://cdn.example.com/2019/05/hugs-xoxo-indieweb-1.jpg",
+            "Bot tokens (xoxb-...) and user tokens (xoxp-...) differ in scope.",
+        ),
+        shape="`xoxb-` + digits + `-` + digits + `-` + base62",
+    ),
     # HTTP Authorization headers: Bearer (RFC 6750), Basic (RFC 7617), Token, Digest.
     LeakRule(
         "authorization-header",
