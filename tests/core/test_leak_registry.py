@@ -7,6 +7,8 @@ import base64
 import html
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from urllib.parse import quote
 
@@ -14,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from streams.core.leak_docs import PAGE, page
 from streams.core.leak_registry import BUILTIN_RULES, FAMILIES
 from streams.core.leak_views import decoded_text
 from streams.core.leaks import Masker
@@ -60,11 +63,12 @@ ENCODERS: dict[str, Callable[[str], str]] = {
     "entities": lambda s: "".join(f"&#{ord(c)};" if i % 3 == 0 else c for i, c in enumerate(s)),
     "html": lambda s: f"<p>{html.escape(s)}</p>",
     "percent": lambda s: "https://example.com/?q=" + quote(s, safe=""),
-    "json": lambda s: json.dumps(s, ensure_ascii=False).replace("/", "\\/")[1:-1]
-    if "\\" not in s
-    else s,
-    "unicode-escape": lambda s: "".join(f"\\u{ord(c):04x}" if c.isalpha() else c for c in s[:8])
-    + s[8:],
+    "json": lambda s: (
+        json.dumps(s, ensure_ascii=False).replace("/", "\\/")[1:-1] if "\\" not in s else s
+    ),
+    "unicode-escape": lambda s: (
+        "".join(f"\\u{ord(c):04x}" if c.isalpha() else c for c in s[:8]) + s[8:]
+    ),
     "zero-width": lambda s: s[: len(s) // 2] + "\u200b" + s[len(s) // 2 :],
     "markup": lambda s: s[: len(s) // 2] + "<b></b>" + s[len(s) // 2 :],
 }
@@ -138,7 +142,7 @@ def test_prefix_rules_do_not_fire_inside_url_words() -> None:
 def test_an_assignment_never_takes_the_next_line() -> None:
     text = "GITHUB_API_KEY=\nDYNATRACE_API_KEY=\nPASSWORD:\n  - item"
     assert MASKER.mask_text(text) == (text, {})
-    out, counts = MASKER.mask_text("API_KEY=\nDB_PASSWORD=Kq7rTz92mW")
+    out, _counts = MASKER.mask_text("API_KEY=\nDB_PASSWORD=Kq7rTz92mW")
     assert out == "API_KEY=\nDB_PASSWORD=[REDACTED:password-assignment]"
 
 
@@ -193,7 +197,7 @@ def test_a_secret_named_key_teaches_its_value_to_the_record() -> None:
 
 
 def test_short_and_placeholder_values_are_not_repeated() -> None:
-    out, counts = MASKER.mask_text("password = 'abc' then abc and abcd")
+    out, _counts = MASKER.mask_text("password = 'abc' then abc and abcd")
     assert out == "password = '[REDACTED:password-assignment]' then abc and abcd"
     text = "token = '<your-token>' then <your-token>"
     assert MASKER.mask_text(text) == (text, {})
@@ -282,3 +286,34 @@ def test_markers_name_rules_never_values() -> None:
             out, _ = MASKER.mask_text(example)
             for marker in MARKER.findall(out):
                 assert marker[len("[REDACTED:") : -1] in RULES or marker == "[REDACTED:literal]"
+
+
+# --- docs ------------------------------------------------------------------------------------
+
+
+def test_the_rule_table_in_docs_is_generated_from_the_registry() -> None:
+    assert PAGE.read_text(encoding="utf-8") == page(), (
+        "docs/leaks.md is out of date: run `python -m streams.core.leak_docs`"
+    )
+    for rule in BUILTIN_RULES:
+        assert f"| `{rule.id}` |" in page()
+
+
+def test_the_docs_generator_check_mode_agrees() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "streams.core.leak_docs", "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_no_example_or_shape_in_the_docs_is_a_value() -> None:
+    """The page shows shapes, never an example value."""
+    text = page()
+    for rule in BUILTIN_RULES:
+        for example in rule.examples:
+            secret = _secret_of(rule.id, example)
+            assert len(secret) < 12 or secret not in text, rule.id

@@ -1,4 +1,4 @@
-"""Rows of the labelled corpus drawn from the rule registry: `python -m tests.leak_corpus.registry_rows`.
+"""Corpus rows from the rule registry: `python -m tests.leak_corpus.registry_rows`.
 
 For every built-in rule not yet in secrets.jsonl, each of its registry examples (synthetic
 values in the vendor's format) is set in an agent-style reply, and the span its rule masks is
