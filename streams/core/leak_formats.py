@@ -118,12 +118,14 @@ def _value(parts: Sequence[Part], rng: random.Random, size: str) -> str:
     return "".join(out)
 
 
-def _trigger(prefixes: Sequence[str], parts: Sequence[Part], span: int = 10) -> str:
-    """The pre-filter's pattern for a token: its prefix and the start of what follows, `span`
-    characters in all (`0.` alone is in every decimal, `0.` + 8 hex is not). Classes are
-    written out, never counted, which keeps the combined DFA small."""
+def _trigger(prefixes: Sequence[str], parts: Sequence[Part]) -> str:
+    """The pre-filter's pattern for a token: its prefix and the start of what follows, 10
+    characters in all, 14 after a prefix of fewer than 4 (`0.` + 8 hex is in many decimals,
+    `0.` + 8 hex + `-` + 3 hex is not). Classes are written out, never counted, which keeps
+    the combined DFA small."""
     first = "|".join(re.escape(p) for p in prefixes)
-    need = span - min(len(p) for p in prefixes)
+    shortest = min(len(p) for p in prefixes)
+    need = (14 if shortest < 4 else 10) - shortest
     out: list[str] = []
     for part in parts:
         if need <= 0:
@@ -475,7 +477,7 @@ KEYED_RULES: Final[tuple[LeakRule, ...]] = (
     keyed("launchdarkly-access-token", "observability", ["launchdarkly"], R("url", 40),
           key="LAUNCHDARKLY_ACCESS_TOKEN"),
     keyed("snyk-api-token", "ci-cd", ["snyk"], *UUID, key="SNYK_TOKEN"),
-    keyed("sonar-login-token", "ci-cd", ["sonar"], R("hex", 40), key="SONAR_LOGIN"),
+    keyed("sonar-login-token", "ci-cd", ["sonar"], R("url", 40), key="SONAR_LOGIN"),
     keyed("codecov-token", "ci-cd", ["codecov"], R("lower", 32), key="CODECOV_TOKEN"),
     keyed("travis-ci-token", "ci-cd", ["travis"], R("b62", 22), key="TRAVIS_TOKEN"),
     keyed("drone-ci-token", "ci-cd", ["droneci", "drone_token", "drone-token"], R("b62", 32),

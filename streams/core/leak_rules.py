@@ -669,7 +669,11 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
         "kubernetes-secret-data",
         r"(?i:kind:[ \t]*[\"']?Secret[\"']?)[^\x00]{0,400}?(?:\n|^)"
         r"[ \t]*(?:data|stringData):[ \t]*\r?\n"
-        r"(?P<secret>(?:[ \t]+[A-Za-z0-9_.-]+:[ \t]*[^\r\n]*(?:\r?\n|$))+)",
+        r"(?P<secret>(?:[ \t]+[A-Za-z0-9_.-]+:[ \t]*[^\r\n]*(?:\r?\n|$))+)"
+        # The same with `kind: Secret` after the data (keys in another order).
+        r"|(?:\n|^)[ \t]*(?:data|stringData):[ \t]*\r?\n"
+        r"(?P<secret2>(?:[ \t]+[A-Za-z0-9_.-]+:[ \t]*[^\r\n]*\r?\n)+)"
+        r"[^\x00]{0,400}?(?i:kind:[ \t]*[\"']?Secret[\"']?)",
         r"(?i:kind:[ \t]*[\"']?Secret)",
         family="kubernetes-docker",
         examples=(

@@ -28,7 +28,6 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from html.entities import html5 as html5_entities
 from typing import Final
 
@@ -134,9 +133,9 @@ def _json(m: re.Match[str]) -> _Decoded:
     return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)), False
 
 
-@lru_cache(maxsize=4096)
 def _charref(token: str) -> str:
-    """`html.unescape` of one reference; numeric ones first cut to a size `int()` accepts."""
+    """`html.unescape` of one reference; numeric ones first cut to a size `int()` accepts.
+    (No cache: the pure core keeps no module-level mutable state.)"""
     if token[1] != "#":
         return html.unescape(token)
     hexa = token[2] in "xX"
