@@ -51,8 +51,9 @@ _QUOTE: Final = r"""(?:\\?["'`])?"""
 # Assignment operators of code and config, on one line: = == := ::= ?= => : (YAML, JSON).
 _OP: Final = r"(?:::=|:=|\?=|=>|={1,2}|:)"
 _KEY_TAIL: Final = r"[A-Za-z0-9_.-]{0,24}"
-# A run of the same character, or a documented stand-in, is no credential.
-_STAND_IN: Final = re.compile(r"(.)\1{5,}|EXAMPLE|example|[xX]{5,}|PLACEHOLDER|YOUR", re.ASCII)
+# A documented stand-in is no credential (`EXAMPLE`, `xxxxx`); neither is a body of one or two
+# characters repeated (`ghp_000...0`). Runs alone are no sign: base64 of zero bytes is `AAAA`.
+_STAND_IN: Final = re.compile(r"EXAMPLE|example|[xX*]{5,}|PLACEHOLDER|YOUR_|_HERE", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +151,11 @@ def _stand_in(parts: Sequence[Part]) -> str:
 
 
 def _reject_stand_in(secret: str, _before: str, _after: str) -> bool:
-    return _STAND_IN.search(secret) is not None or is_placeholder(secret)
+    return (
+        _STAND_IN.search(secret) is not None
+        or len(set(secret)) <= 2
+        or is_placeholder(secret)
+    )
 
 
 def _stand_in_after(prefixes: Sequence[str]) -> Reject:
@@ -159,7 +164,7 @@ def _stand_in_after(prefixes: Sequence[str]) -> Reject:
 
     def reject(secret: str, _before: str, _after: str) -> bool:
         body = next((secret[len(p) :] for p in ordered if secret.startswith(p)), secret)
-        return _STAND_IN.search(body) is not None or is_placeholder(secret)
+        return _reject_stand_in(body, _before, _after) or is_placeholder(secret)
 
     return reject
 

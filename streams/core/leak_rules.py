@@ -635,7 +635,7 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
     LeakRule(
         "fly-io-macaroon",
         r"(?:^|[^A-Za-z0-9_-])(?P<secret>fm(?:1[ar]|2)_[A-Za-z0-9+/]{40,}={0,3}"
-        r"(?:,(?:fm(?:1[ar]|2)|fo1)_[A-Za-z0-9+/_-]{20,}={0,3}){0,8})(?:[^A-Za-z0-9_+/=,-]|$)",
+        r"(?:,(?:fm(?:1[ar]|2)|fo1)_[A-Za-z0-9+/_-]{8,}={0,3}){0,8})(?:[^A-Za-z0-9_+/=-]|$)",
         r"fm1[ar]_|fm2_",
         family="cloud",
         examples=(

@@ -22,6 +22,7 @@ for the preview, comes back unchanged), in the text or in any view of it.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -69,6 +70,7 @@ MIN_REPEAT: Final = 4
 MAX_KNOWN: Final = 64
 KEYED_RULE: Final = "password-assignment"
 
+_NAMES_SECRET = re.compile(r"(?i)passw|passwd|secret|token|api[_-]?key|apikey|credential")
 # Values found by context in a text or tree: value -> the rule that found it.
 Known = dict[str, str]
 
@@ -95,6 +97,8 @@ def _learn(known: Known, value: str, rule_id: str) -> None:
     value = value.strip()
     if (
         len(value) >= MIN_REPEAT
+        # `api_key='api_key='...`: a value that names a secret is a key, not one to look for.
+        and _NAMES_SECRET.search(value) is None
         and len(known) < MAX_KNOWN
         and value not in known
         and MARKER_OPEN not in value

@@ -794,13 +794,13 @@ def test_mask_tree_keys() -> None:
 
 
 def _digits(n: int, seed: int) -> str:
-    """`n` characters of base62 that never repeat one character six times."""
+    """`n` characters of base62, varied."""
     rng = random.Random(seed)
     return "".join(rng.choice(B62[: 10 + k % 52]) for k in range(n))
 
 
 def test_mask_tree_many_secret_keys_and_odd_keys() -> None:
-    # (Random digits: a run of six equal characters is a placeholder, like `ghp_xxxx...`.)
+    # (Varied bodies: one of one or two characters is a placeholder, like `ghp_000...0`.)
     tokens = {f"ghp_{i:05d}" + _digits(31, i): i for i in range(20_000)}
     new, hits = MASKER.mask_tree(tokens)
     assert len(new) == 20_000 and "[REDACTED:github-pat]#20000" in new
