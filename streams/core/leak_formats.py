@@ -51,8 +51,8 @@ _QUOTE: Final = r"""(?:\\?["'`])?"""
 # Assignment operators of code and config, on one line: = == := ::= ?= => : (YAML, JSON).
 _OP: Final = r"(?:::=|:=|\?=|=>|={1,2}|:)"
 _KEY_TAIL: Final = r"[A-Za-z0-9_.-]{0,24}"
-# A documented stand-in is no credential (`EXAMPLE`, `xxxxx`); neither is a body of one or two
-# characters repeated (`ghp_000...0`). Runs alone are no sign: base64 of zero bytes is `AAAA`.
+# A documented stand-in is no credential (`EXAMPLE`, `xxxxx`); neither is a body of one
+# character repeated (`ghp_000...0`). Runs alone are no sign: base64 of zero bytes is `AAAA`.
 _STAND_IN: Final = re.compile(r"EXAMPLE|example|[xX*]{5,}|PLACEHOLDER|YOUR_|_HERE", re.ASCII)
 
 
@@ -153,7 +153,7 @@ def _stand_in(parts: Sequence[Part]) -> str:
 def _reject_stand_in(secret: str, _before: str, _after: str) -> bool:
     return (
         _STAND_IN.search(secret) is not None
-        or len(set(secret)) <= 2
+        or len(set(secret)) == 1
         or is_placeholder(secret)
     )
 

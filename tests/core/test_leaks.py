@@ -800,7 +800,7 @@ def _digits(n: int, seed: int) -> str:
 
 
 def test_mask_tree_many_secret_keys_and_odd_keys() -> None:
-    # (Varied bodies: one of one or two characters is a placeholder, like `ghp_000...0`.)
+    # (Varied bodies: one of a single repeated character is a placeholder, `ghp_000...0`.)
     tokens = {f"ghp_{i:05d}" + _digits(31, i): i for i in range(20_000)}
     new, hits = MASKER.mask_tree(tokens)
     assert len(new) == 20_000 and "[REDACTED:github-pat]#20000" in new
