@@ -56,6 +56,9 @@ _KEY_TAIL: Final = r"[A-Za-z0-9_.-]{0,24}"
 _STAND_IN: Final = re.compile(r"EXAMPLE|example|[xX*]{5,}|PLACEHOLDER|YOUR_|_HERE", re.ASCII)
 
 
+_UNROLL: Final = 128
+
+
 @dataclass(frozen=True, slots=True)
 class Run:
     """`lo`..`hi` characters of a named alphabet (`hi` None: exactly `lo`; -1: no bound)."""
@@ -68,13 +71,20 @@ class Run:
         cls = ALPHABETS[self.alphabet][0]
         if self.hi is None:
             return f"[{cls}]{{{self.lo}}}"
-        top = "" if self.hi < 0 else str(self.hi)
+        # A long upper bound costs RE2 a program as long (it unrolls counted repetition);
+        # the boundary after the run ends a match just as well.
+        top = "" if self.hi < 0 or self.hi > _UNROLL else str(self.hi)
         return f"[{cls}]{{{self.lo},{top}}}"
+
+    @property
+    def bounded(self) -> bool:
+        """Whether the pattern has an upper bound (long bounds are left open, see `regex`)."""
+        return self.hi is None or 0 <= self.hi <= _UNROLL
 
     def shape(self) -> str:
         if self.hi is None:
             return f"{self.lo} {self.alphabet}"
-        top = "+" if self.hi < 0 else f"-{self.hi}"
+        top = f"-{self.hi}" if self.bounded else "+"
         return f"{self.lo}{top} {self.alphabet}"
 
     def draw(self, rng: random.Random, n: int) -> str:
@@ -112,7 +122,7 @@ def _value(parts: Sequence[Part], rng: random.Random, size: str) -> str:
         if i == runs[-1] and size == "short":
             n = p.lo - 1
         if i == runs[-1] and size == "long":
-            if p.hi is not None and p.hi < 0:
+            if not p.bounded:
                 return ""
             n = (p.lo if p.hi is None else p.hi) + 1
         out.append(p.draw(rng, n))

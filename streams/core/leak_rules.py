@@ -378,7 +378,7 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
     # https://learn.microsoft.com/rest/api/storageservices/create-service-sas
     LeakRule(
         "signed-url-signature",
-        r"[?&](?i:x-amz-signature|x-goog-signature)=(?P<secret>[0-9a-fA-F]{64,1000})"
+        r"[?&](?i:x-amz-signature|x-goog-signature)=(?P<secret>[0-9a-fA-F]{64,})"
         r"|[?&]sig=(?P<secret2>[A-Za-z0-9%+/]{20,200}(?:%3[Dd]|=){0,2})",
         r"[?&](?i:x-amz-signature|x-goog-signature)=|[?&]sig=",
         family="cloud",
@@ -694,7 +694,7 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
     # user:password}}. https://docs.docker.com/reference/cli/docker/login/
     LeakRule(
         "docker-config-auth",
-        r"\\?\"auth\\?\"[ \t]{0,4}:[ \t]{0,4}\\?\"(?P<secret>[A-Za-z0-9+/]{8,1000}={0,2})\\?\"",
+        r"\\?\"auth\\?\"[ \t]{0,4}:[ \t]{0,4}\\?\"(?P<secret>[A-Za-z0-9+/]{8,}={0,2})\\?\"",
         r"\"auth\\?\"",
         _reject_docker_auth,
         family="kubernetes-docker",
@@ -865,7 +865,7 @@ GENERIC_RULES: tuple[LeakRule, ...] = (
         "authorization-header",
         r"(?i:authorization)\\?[\"']?[ \t]{0,4}[:=][ \t]{0,4}\\?[\"']?"
         r"(?i:bearer|basic|token|digest|apikey|ssws)[ \t]{1,4}"
-        r"(?P<secret>[A-Za-z0-9._~+/=-]{8,1000})",
+        r"(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
         r"(?i:authorization)",
         _reject_header,
         family="generic",
