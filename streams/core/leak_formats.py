@@ -161,11 +161,7 @@ def _stand_in(parts: Sequence[Part]) -> str:
 
 
 def _reject_stand_in(secret: str, _before: str, _after: str) -> bool:
-    return (
-        _STAND_IN.search(secret) is not None
-        or len(set(secret)) == 1
-        or is_placeholder(secret)
-    )
+    return _STAND_IN.search(secret) is not None or len(set(secret)) == 1 or is_placeholder(secret)
 
 
 def _stand_in_after(prefixes: Sequence[str]) -> Reject:
