@@ -15,9 +15,13 @@ Triggers use no counted repetition, which keeps that one combined DFA small and 
 
 from __future__ import annotations
 
+import base64
+import random
 import re
+import string
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final
 
 from streams.core.leak_views import decoded_text
 
@@ -27,12 +31,25 @@ Reject = Callable[[str, str, str], bool]
 
 @dataclass(frozen=True, slots=True)
 class LeakRule:
-    """A stable kebab-case id, the RE2 pattern, its trigger, and an optional placeholder filter."""
+    """A stable kebab-case id, the RE2 pattern, its trigger, and an optional placeholder filter.
+
+    `context`: the value is a secret by what stands around it (a key name, a header), so once
+    found it is masked wherever else it stands in the record. `family` groups rules in the docs
+    and the corpus; `examples` are texts the rule must mask (synthetic, never a real secret)
+    and `near_misses` texts it must leave alone: tests run both for every rule.
+    """
 
     id: str
     pattern: str
     trigger: str
     reject: Reject | None = None
+    family: str = "generic"
+    context: bool = False
+    examples: tuple[str, ...] = ()
+    near_misses: tuple[str, ...] = ()
+    shape: str = ""
+    # Spans to mask inside the secret group (a block of `key: value` lines: the values).
+    parts: Callable[[str], list[tuple[int, int]]] | None = None
 
     def __repr__(self) -> str:
         return f"LeakRule({self.id!r})"
@@ -84,6 +101,13 @@ _KEYWORD_IN_VALUE = re.compile(r"(?i)passw|passwd|secret|token|api[_-]?key|apike
 _PASS_FAMILY = re.compile(r"(?i)pass|pwd")
 _PATHLIKE = re.compile(r"(?:/|\./|\.\./|~/|[A-Za-z]:\\|\\\\)")
 _QUOTES = ('"', "'", "`")
+# Anti-forgery tokens are per-session form values, not credentials (`csrf-token=`, `_xsrf`).
+_CSRF = re.compile(r"(?i)[cx]srf")
+# A Maven/Gradle/npm coordinate after `group:` (artifact-version, or artifact:version).
+_COORDINATE = re.compile(r"[a-z][a-z0-9_.-]*[-:]v?[0-9]+(?:\.[0-9]+)+[A-Za-z0-9.+-]*")
+_VERSION = re.compile(r"[~^<>=]{0,2}v?[0-9]+(?:\.[0-9x*]+)+(?:[-+][A-Za-z0-9.]+)?")
+# A lower-case kebab or snake name (`api-key`, `db_password`): how manifests name a secret.
+_REFERENCE = re.compile(r"[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+")
 
 
 def _stands_for_a_secret(v: str) -> bool:
@@ -116,6 +140,9 @@ def _reject_assigned_value(secret: str, before: str, after: str) -> bool:
     if before.endswith(_QUOTES) and after.startswith(_QUOTES):
         if len(secret) < 3:
             return True
+        # `"@octokit/auth-token": "^4.0.0"`: a package and its version range.
+        if _VERSION.fullmatch(secret) is not None and _PASS_FAMILY.search(before) is None:
+            return True
         # Prose in a quoted `secret: "used to sign cookies"` is no secret; a passphrase may be.
         return any(c.isspace() for c in secret) and _PASS_FAMILY.search(before) is None
     if before.endswith(">"):  # <password>...</password>
@@ -125,6 +152,16 @@ def _reject_assigned_value(secret: str, before: str, after: str) -> bool:
     ident = _IDENTIFIER.fullmatch(secret) is not None
     return (
         len(secret) < 4
+        or _CSRF.search(before) is not None
+        # `"@octokit/auth-token": "^4.0.0"`: a package and its version range.
+        or _VERSION.fullmatch(secret) is not None
+        # `io.jsonwebtoken:jjwt-jackson-0.11.2`: a package coordinate, not a value.
+        or (before.endswith(":") and _COORDINATE.fullmatch(secret) is not None)
+        # `key: api-key`, `secretName: db-password`: the name of a secret, not its value.
+        or (
+            _REFERENCE.fullmatch(secret) is not None
+            and _KEYWORD_IN_VALUE.search(secret) is not None
+        )
         or secret.lower() in _CODE_WORDS
         or secret.startswith(("-", "!", "&", "*"))
         or (prose_like and _looks_like_word(secret))
@@ -157,8 +194,14 @@ _END = r"(?:[^A-Za-z0-9_-]|$)"
 # Key/value separators of code and config: =, ==, :=, =>, :, <-, with optional quote around key,
 # and a type annotation before `=` (`password: str = "..."`).
 _KEY_CLOSE = r"(?:\\?[\"'`]\]?)?"
-_TYPE_HINT = r":\s{0,4}[A-Za-z_][A-Za-z0-9_.]{0,30}(?:\[[A-Za-z0-9_., |]{0,40}\])?\??\s{0,4}="
-_ASSIGN = rf"{_KEY_CLOSE}\s{{0,8}}(?:{_TYPE_HINT}|=>|:=|={{1,3}}|:|<-)\s{{0,8}}"
+_TYPE_HINT = r":[ \t]{0,4}[A-Za-z_][A-Za-z0-9_.]{0,30}(?:\[[A-Za-z0-9_., |]{0,40}\])?\??[ \t]{0,4}="
+# Go's `var password string = "..."`: a type name between the key and `=`.
+_GO_TYPE = r"[ \t]{1,4}\*?[A-Za-z_][A-Za-z0-9_.]{0,30}[ \t]{1,4}="
+# On the key's line only (an empty value never takes the next line's text); Makefile `?=` and
+# `::=`, Go `:=`, Ruby/PHP `=>`, R `<-`.
+_ASSIGN = (
+    rf"{_KEY_CLOSE}[ \t]{{0,8}}(?:{_TYPE_HINT}|{_GO_TYPE}|=>|::=|:=|\?=|={{1,3}}|:|<-)[ \t]{{0,8}}"
+)
 
 
 def _quoted(first: int) -> str:
@@ -185,6 +228,13 @@ _PEM = (
     rf"|(?:\s|\\[rn]){{0,4}}[A-Za-z0-9+/]{{32}}{_PEM_BODY})"
 )
 
+# A dict key that names a secret: {"password": ...}, {"OPENAI_API_KEY": ...}, {"clientSecret": ...}.
+SECRET_KEY_BODY: Final = (
+    r"[A-Za-z0-9_.-]{0,60}(?:passwd|password|passphrase|[_.-]pass|pwd|secret|token"
+    r"|credentials?|(?:api|secret|access|private|auth|client|encryption|signing|master|app"
+    r"|session)[_-]?(?:key|token|secret)|apikey)"
+)
+
 # Words that end a key naming a secret: DB_PASSWORD, apiKey, client_secret, GITHUB_TOKEN.
 _SECRET_KEYWORD = (
     r"(?i:passwd|password|passphrase|[_.-]pass|pwd|secret|token|credentials?|apikey"
@@ -192,7 +242,7 @@ _SECRET_KEYWORD = (
 )
 _ASSIGN_TRIGGER = (
     r"(?i:pass|pwd|secret|token|credential|credentials|key|passphrase|passwd|password)"
-    r"(?:\\?[\"'`]\]?)?\s*(?:[:=]|<-)"
+    r"(?:\\?[\"'`]\]?)?[ \t]*(?:[A-Za-z_*][A-Za-z0-9_.]*[ \t]+)?\??(?:[:=]|<-)"
 )
 # An unquoted value runs to whitespace or punctuation that ends it; a final "." or ":" is the
 # sentence's, not the value's.
@@ -203,15 +253,51 @@ _BARE_VALUE = (
 _FLAGS = r"(?i:password|passwd|token|api-key|secret|client-secret|access-token)"
 
 
-BUILTIN_RULES: tuple[LeakRule, ...] = (
-    # --- Cloud -----------------------------------------------------------------------------
-    # AWS access key IDs: 20 chars, AKIA (long-term) / ASIA (STS) / ABIA / ACCA / A3T prefixes.
-    # https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html#identifiers-unique-ids
-    LeakRule(
-        "aws-access-key-id",
-        r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b",
-        r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T)",
-    ),
+def _fake(alphabet: str, n: int, seed: str) -> str:
+    """A synthetic value for an example (never a real secret): `n` characters of `alphabet`."""
+    rng = random.Random(seed)
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+_B62 = string.ascii_letters + string.digits
+_B64 = _B62 + "+/"
+_URL = _B62 + "_-"
+_HEX = "0123456789abcdef"
+_UPPER = string.ascii_uppercase + string.digits
+
+
+def _basic(user: str, password: str) -> str:
+    return base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
+def _pem_example(label: str, newline: str, seed: str) -> str:
+    lines = [_fake(_B64, 64, seed + str(i)) for i in range(3)]
+    body = newline.join(lines)
+    return f"-----BEGIN {label}-----{newline}{body}{newline}-----END {label}-----"
+
+
+def _reject_docker_auth(secret: str, _before: str, _after: str) -> bool:
+    """A docker config `auth` is base64 of `user:password`; anything else is not one."""
+    try:
+        raw = base64.b64decode(secret + "=" * (-len(secret) % 4), validate=True)
+    except ValueError:
+        return True
+    return b":" not in raw or is_placeholder(secret)
+
+
+def _reject_pair_secret(secret: str, _before: str, _after: str) -> bool:
+    return len(secret) < 3 or is_placeholder(secret) or secret.startswith("$")
+
+
+def _kubernetes_values(secret: str) -> list[tuple[int, int]]:
+    """The values of a Secret's `data:`/`stringData:` block: `key: value` per line."""
+    return [m.span(1) for m in _K8S_VALUE.finditer(secret) if not is_placeholder(m.group(1))]
+
+
+_K8S_VALUE = re.compile(r"(?m)^[ \t]+[A-Za-z0-9_.-]{1,253}:[ \t]*[\"']?([^\s\"'#]{1,4096})")
+
+# Specific formats that are more than a prefix and runs (see leak_formats for those).
+SPECIFIC_RULES: tuple[LeakRule, ...] = (
     # AWS secret access keys: 40 chars of base64 alphabet, only recognisable next to their name
     # (aws_secret_access_key in ~/.aws/credentials, AWS_SECRET_ACCESS_KEY, "SecretAccessKey").
     # https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-files.html
@@ -220,21 +306,36 @@ BUILTIN_RULES: tuple[LeakRule, ...] = (
         r"(?i:secret_?access_?key|aws_?secret_?key)"
         rf"{_ASSIGN}\\?[\"'`]?(?P<secret>[A-Za-z0-9/+]{{40}})(?:[^A-Za-z0-9/+=]|$)",
         r"(?i:secret_?access_?key|aws_?secret_?key)",
+        family="cloud",
+        context=True,
+        examples=(
+            f"aws_secret_access_key = {_fake(_B64, 40, 'aws1')}",
+            f'"SecretAccessKey": "{_fake(_B64, 40, "aws2")}"',
+        ),
+        near_misses=(
+            'aws_secret_access_key = os.environ["AWS_SECRET_ACCESS_KEY"]',
+            f"aws_secret_access_key = {_fake(_B64, 39, 'aws3')}",
+        ),
+        shape="`aws_secret_access_key =` + 40 base64",
     ),
-    # Google API keys: "AIza" + 35 chars. https://cloud.google.com/docs/authentication/api-keys
-    LeakRule("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}", r"\bAIza"),
-    # Google OAuth client secrets: "GOCSPX-" + 28 chars (format since 2021).
-    # https://developers.google.com/identity/protocols/oauth2/resources/best-practices
-    LeakRule("google-oauth-client-secret", r"\bGOCSPX-[A-Za-z0-9_-]{28}", r"GOCSPX-"),
-    # Google OAuth 2.0 access tokens: "ya29." + base64url.
-    # https://developers.google.com/identity/protocols/oauth2 (token examples)
-    LeakRule("google-oauth-access-token", r"\bya29\.[0-9A-Za-z_-]{20,1000}", r"\bya29\."),
     # GCP service-account key files: JSON with "private_key": "-----BEGIN PRIVATE KEY-----\n...".
     # https://cloud.google.com/iam/docs/keys-create-delete
     LeakRule(
         "gcp-service-account-key",
         rf"\\?\"private_key\\?\"\s{{0,8}}:\s{{0,8}}\\?\"(?P<secret>{_PEM}(?:\\\\?n)*)\\?\"",
         r"private_key",
+        family="private-key",
+        examples=(
+            '{"type": "service_account", "private_key": "'
+            + _pem_example("PRIVATE KEY", "\\n", "gcp1")
+            + '\\n"}',
+            '{"private_key": "' + _pem_example("PRIVATE KEY", "\\n", "gcp2") + '"}',
+        ),
+        near_misses=(
+            '{"private_key_id": "1a2b3c4d", "private_key": ""}',
+            '{"private_key": "see the vault"}',
+        ),
+        shape='`"private_key": "-----BEGIN PRIVATE KEY-----\\n...`',
     ),
     # Azure Storage / Service Bus / Event Hubs connection strings: AccountKey= (88-char base64 of
     # 64 bytes) and SharedAccessKey= (44-char base64 of 32 bytes).
@@ -243,6 +344,17 @@ BUILTIN_RULES: tuple[LeakRule, ...] = (
         "azure-storage-key",
         r"(?i:AccountKey|SharedAccessKey)\s{0,4}=\s{0,4}(?P<secret>[A-Za-z0-9+/]{40,100}={0,2})",
         r"(?i:AccountKey|SharedAccessKey)\s*=",
+        family="cloud",
+        context=True,
+        examples=(
+            f"DefaultEndpointsProtocol=https;AccountName=rg;AccountKey={_fake(_B64, 86, 'az1')}==",
+            f"Endpoint=sb://rg.servicebus.windows.net/;SharedAccessKey={_fake(_B64, 43, 'az2')}=",
+        ),
+        near_misses=(
+            "DefaultEndpointsProtocol=https;AccountName=rg;AccountKey=${STORAGE_KEY}",
+            "SharedAccessKeyName=RootManageSharedAccessKey;",
+        ),
+        shape="`AccountKey=` + 88 base64",
     ),
     # Microsoft Entra ID (Azure AD) client secrets: 40 chars with "Q~" at offset 3 (the format
     # of secrets created since 2021; GitHub secret scanning's azure_active_directory type).
@@ -252,109 +364,68 @@ BUILTIN_RULES: tuple[LeakRule, ...] = (
         r"(?:^|[^A-Za-z0-9_~.-])(?P<secret>[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34})"
         r"(?:[^A-Za-z0-9_~.-]|$)",
         r"[0-9]Q~",
+        family="cloud",
+        examples=(
+            f"client secret: {_fake(_B62, 3, 'ad1')}8Q~{_fake(_B62, 34, 'ad2')}",
+            f"AZURE_CLIENT_SECRET={_fake(_B62, 3, 'ad3')}7Q~{_fake(_B62, 31, 'ad4')}",
+        ),
+        near_misses=("Use the Q~ marker: secrets like abc1Q~ are 40 chars.", "7Q~ is short"),
+        shape="3 chars + digit + `Q~` + 31-34 chars",
     ),
     # Pre-signed URLs: the signature is a bearer credential until it expires. AWS SigV4
     # X-Amz-Signature (64 hex), GCS V4 X-Goog-Signature (hex RSA), Azure SAS sig= (base64 HMAC).
     # https://docs.aws.amazon.com/AmazonS3/latest/API/sigv4-query-string-auth.html
-    # https://cloud.google.com/storage/docs/access-control/signed-urls
     # https://learn.microsoft.com/rest/api/storageservices/create-service-sas
     LeakRule(
         "signed-url-signature",
-        r"[?&](?i:x-amz-signature|x-goog-signature)=(?P<secret>[0-9a-fA-F]{64,1000})"
+        r"[?&](?i:x-amz-signature|x-goog-signature)=(?P<secret>[0-9a-fA-F]{64,})"
         r"|[?&]sig=(?P<secret2>[A-Za-z0-9%+/]{20,200}(?:%3[Dd]|=){0,2})",
         r"[?&](?i:x-amz-signature|x-goog-signature)=|[?&]sig=",
+        family="cloud",
+        examples=(
+            "https://b.s3.amazonaws.com/r.csv?X-Amz-Date=20240101T000000Z&X-Amz-Signature="
+            + _fake(_HEX, 64, "sig1"),
+            "https://rg.blob.core.windows.net/a.pdf?sv=2022-11-02"
+            f"&sig={_fake(_B62, 43, 'sig2')}%3D",
+        ),
+        near_misses=(
+            "https://example.com/download?file=report.pdf&signature_version=4&sig=abc",
+            "https://b.s3.amazonaws.com/r.csv?X-Amz-Signature=abc123",
+        ),
+        shape="`X-Amz-Signature=` + 64 hex, `sig=` + base64",
     ),
-    # DigitalOcean: dop_v1_ (personal), doo_v1_ (OAuth), dor_v1_ (refresh) + 64 hex.
-    # https://docs.digitalocean.com/reference/api/create-personal-access-token/
-    LeakRule("digitalocean-token", r"\bdo[opr]_v1_[a-f0-9]{64}", r"do[opr]_v1_"),
-    # Databricks personal access tokens: "dapi" + 32 hex (+ optional "-N").
-    # https://docs.databricks.com/en/dev-tools/auth/pat.html
-    LeakRule("databricks-token", r"\bdapi[a-f0-9]{32}(?:-[0-9])?\b", r"\bdapi[a-f0-9]"),
-    # HashiCorp Vault tokens: hvs. (service), hvb. (batch), hvr. (recovery), Vault 1.10+.
-    # https://developer.hashicorp.com/vault/docs/concepts/tokens#token-prefixes
-    LeakRule("vault-token", r"\bhv[sbr]\.[A-Za-z0-9_-]{24,400}", r"\bhv[sbr]\."),
     # Terraform Cloud / HCP Terraform API tokens: 14 chars + ".atlasv1." + 60+ chars.
     # https://developer.hashicorp.com/terraform/cloud-docs/users-teams-organizations/api-tokens
     LeakRule(
         "terraform-cloud-token",
-        r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,100}",
+        r"(?:^|[^A-Za-z0-9_-])(?P<secret>[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,100})"
+        r"(?:[^A-Za-z0-9_=-]|$)",
         r"\.atlasv1\.",
+        family="cloud",
+        examples=(
+            f"token = {_fake(_B62, 14, 'tf1')}.atlasv1.{_fake(_URL, 67, 'tf2')}",
+            f"TFE_TOKEN {_fake(_B62, 14, 'tf3')}.atlasv1.{_fake(_URL, 90, 'tf4')}",
+        ),
+        near_misses=(
+            "Terraform Cloud tokens contain .atlasv1. in the middle.",
+            f"{_fake(_B62, 14, 'tf5')}.atlasv1.short",
+        ),
+        shape="14 base62 + `.atlasv1.` + 60-100 chars",
     ),
-    # Pulumi access tokens: "pul-" + 40 hex.
-    # https://www.pulumi.com/docs/pulumi-cloud/access-management/access-tokens/
-    LeakRule("pulumi-access-token", r"\bpul-[a-f0-9]{40}\b", r"\bpul-"),
-    # Doppler tokens: dp.pt. / dp.st. / dp.sa. / dp.ct. / dp.scim. / dp.audit. + 40-44 chars.
-    # https://docs.doppler.com/reference/auth-token-formats
-    LeakRule(
-        "doppler-token",
-        r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}",
-        r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.",
-    ),
-    # --- Source hosting and package registries ---------------------------------------------
-    # GitHub tokens: prefix + base62 (30 random chars + 6-char CRC32 checksum, 40 in all).
-    # https://github.blog/2021-04-05-behind-githubs-new-authentication-token-formats/
-    LeakRule("github-pat", r"\bghp_[A-Za-z0-9]{36,255}", r"\bghp_"),
-    # Fine-grained PATs: "github_pat_" + 22 chars + "_" + 59 chars (93 in all).
-    # https://github.blog/2022-10-18-introducing-fine-grained-personal-access-tokens-for-github/
-    LeakRule(
-        "github-fine-grained-pat",
-        r"\bgithub_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59,200}",
-        r"\bgithub_pat_",
-    ),
-    # gho_ (OAuth access token), same blog post.
-    LeakRule("github-oauth", r"\bgho_[A-Za-z0-9]{36,255}", r"\bgho_"),
-    # ghu_ (GitHub App user-to-server) and ghs_ (server-to-server / installation) tokens.
-    LeakRule("github-app-token", r"\bgh[us]_[A-Za-z0-9]{36,255}", r"\bgh[us]_"),
-    # ghr_ (GitHub App refresh token).
-    LeakRule("github-refresh-token", r"\bghr_[A-Za-z0-9]{36,255}", r"\bghr_"),
-    # GitLab personal access tokens: "glpat-" + 20 chars (newer ones add ".01.<crc>" parts).
-    # https://docs.gitlab.com/ee/security/tokens/#token-prefixes
-    LeakRule(
-        "gitlab-pat",
-        r"\bglpat-[A-Za-z0-9_-]{20,255}(?:\.[A-Za-z0-9_-]{1,64}){0,3}",
-        r"\bglpat-",
-    ),
-    # Other GitLab tokens from the same prefix table: runner (glrt-), deploy (gldt-), pipeline
-    # trigger (glptt-), feed (glft-), SCIM (glsoat-), incoming mail (glimt-), CI job (glcbt-),
-    # agent (glagent-), OAuth application secret (gloas-).
-    LeakRule(
-        "gitlab-token",
-        r"\b(?:glrt|gldt|glptt|glft|glsoat|glimt|glcbt|glagent|gloas)-[A-Za-z0-9_-]{20,255}"
-        r"(?:\.[A-Za-z0-9_-]{1,64}){0,3}",
-        r"\b(?:glrt|gldt|glptt|glft|glsoat|glimt|glcbt|glagent|gloas)-",
-    ),
-    # npm access tokens: "npm_" + 36 base62 chars (30 random + CRC32).
-    # https://github.blog/2021-09-23-announcing-npms-new-access-token-format/
-    LeakRule("npm-token", r"\bnpm_[A-Za-z0-9]{36,64}", r"\bnpm_"),
-    # PyPI API tokens: "pypi-" + a macaroon whose base64 starts "AgEIcHlwaS5vcmc" (pypi.org) or
-    # "AgENdGVzdC5weXBpLm9yZw" (test.pypi.org). https://pypi.org/help/#apitoken
-    LeakRule(
-        "pypi-token",
-        r"\bpypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50,1000}",
-        r"\bpypi-AgE",
-    ),
-    # Docker Hub personal access tokens: "dckr_pat_" + 27 chars.
-    # https://docs.docker.com/security/for-developers/access-tokens/
-    LeakRule("dockerhub-pat", r"\bdckr_pat_[A-Za-z0-9_-]{27,64}", r"\bdckr_pat_"),
-    # Hugging Face user access tokens: "hf_" + 34 chars.
-    # https://huggingface.co/docs/hub/security-tokens
-    LeakRule("huggingface-token", r"\bhf_[A-Za-z0-9]{34,40}\b", r"\bhf_"),
     # Atlassian API tokens (Jira, Confluence): "ATATT3" + 186 chars; Bitbucket app passwords
     # "ATBB" + 32. https://support.atlassian.com/atlassian-account/docs/manage-api-tokens-for-your-atlassian-account/
     LeakRule(
         "atlassian-api-token",
-        r"\bATATT3[A-Za-z0-9_=-]{180,250}|\bATBB[A-Za-z0-9]{32}\b",
-        r"\bATATT3|\bATBB",
-    ),
-    # --- Chat and messaging -------------------------------------------------------------------
-    # Slack tokens: xoxb- (bot), xoxp- (user), xoxa-/xoxr- (refresh), xoxe- (rotating), xoxs-,
-    # configuration tokens "xoxe.xoxp-", app-level tokens "xapp-".
-    # https://api.slack.com/authentication/token-types
-    LeakRule(
-        "slack-token",
-        r"\b(?:xox[abposr]|xoxe(?:\.xox[bp])?)-[0-9A-Za-z-]{10,250}"
-        r"|\bxapp-[0-9]-[0-9A-Za-z-]{10,250}",
-        r"\bxox[abposre]|\bxapp-",
+        r"(?:^|[^A-Za-z0-9_-])(?P<secret>ATATT3[A-Za-z0-9_=-]{180,250}|ATBB[A-Za-z0-9]{32})"
+        r"(?:[^A-Za-z0-9_=-]|$)",
+        r"ATATT3|ATBB",
+        family="vcs",
+        examples=(
+            f"JIRA: ATATT3{_fake(_URL, 186, 'at1')}",
+            f"app password ATBB{_fake(_B62, 32, 'at2')}",
+        ),
+        near_misses=("Atlassian tokens begin ATATT3 and app passwords ATBB.", "ATBBshort"),
+        shape="`ATATT3` + 186 chars, `ATBB` + 32 base62",
     ),
     # Slack incoming webhooks: https://hooks.slack.com/services/T.../B.../<24 chars>.
     # https://api.slack.com/messaging/webhooks
@@ -362,13 +433,56 @@ BUILTIN_RULES: tuple[LeakRule, ...] = (
         "slack-webhook",
         r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{20,200}",
         r"hooks\.slack\.com/",
+        family="chat",
+        examples=(
+            f"https://hooks.slack.com/services/T{_fake(_UPPER, 8, 'sw1')}"
+            f"/B{_fake(_UPPER, 9, 'sw2')}"
+            f"/{_fake(_B62, 24, 'sw3')}",
+            f"post to hooks.slack.com/workflows/T{_fake(_UPPER, 10, 'sw4')}"
+            f"/A{_fake(_B62, 30, 'sw5')}",
+        ),
+        near_misses=(
+            "Post to https://hooks.slack.com/ with your webhook path.",
+            "hooks.slack.com/services/T1",
+        ),
+        shape="`https://hooks.slack.com/services/` + path",
+    ),
+    # Microsoft Teams incoming webhooks (Office 365 connector URLs).
+    # https://learn.microsoft.com/microsoftteams/platform/webhooks-and-connectors/how-to/add-incoming-webhook
+    LeakRule(
+        "teams-webhook",
+        r"https://[A-Za-z0-9-]{1,63}\.webhook\.office\.com/webhookb2/(?P<secret>[A-Za-z0-9@/_-]{60,400})",
+        r"\.webhook\.office\.com/webhookb2/",
+        family="chat",
+        examples=(
+            f"https://acme.webhook.office.com/webhookb2/{_fake(_HEX, 36, 'tw1')}"
+            f"@{_fake(_HEX, 36, 'tw2')}"
+            f"/IncomingWebhook/{_fake(_HEX, 32, 'tw3')}/{_fake(_HEX, 36, 'tw4')}",
+            f"url: https://org.webhook.office.com/webhookb2/{_fake(_URL, 120, 'tw5')}",
+        ),
+        near_misses=(
+            "See https://acme.webhook.office.com/webhookb2/ docs.",
+            "webhook.office.com/webhookb2/x",
+        ),
+        shape="`https://<org>.webhook.office.com/webhookb2/` + path",
     ),
     # Discord bot tokens: base64(user id) "." base64(timestamp) "." HMAC; ids start M/N/O.
     # https://discord.com/developers/docs/reference#authentication
     LeakRule(
         "discord-bot-token",
-        r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}",
-        r"\b[MNO][A-Za-z0-9_-]+\.[A-Za-z0-9_-]{6}\.",
+        r"(?:^|[^A-Za-z0-9_.-])(?P<secret>[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}"
+        r"\.[A-Za-z0-9_-]{27,40})(?:[^A-Za-z0-9_.-]|$)",
+        r"[MNO][A-Za-z0-9_-]+\.[A-Za-z0-9_-]{6}\.",
+        family="chat",
+        examples=(
+            f"bot token M{_fake(_URL, 23, 'd1')}.{_fake(_URL, 6, 'd2')}.{_fake(_URL, 27, 'd3')}",
+            f"DISCORD=N{_fake(_URL, 25, 'd4')}.{_fake(_URL, 6, 'd5')}.{_fake(_URL, 38, 'd6')}",
+        ),
+        near_misses=(
+            "Use Node.js or Microsoft.Extensions.Logging for the bot.",
+            "MTIz.abcdef.short",
+        ),
+        shape="`M`/`N`/`O` + 23-27 + `.` + 6 + `.` + 27-40 base64url",
     ),
     # Discord webhooks: https://discord.com/api/webhooks/<snowflake>/<68-char token>.
     # https://discord.com/developers/docs/resources/webhook
@@ -377,132 +491,394 @@ BUILTIN_RULES: tuple[LeakRule, ...] = (
         r"https?://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/"
         r"[A-Za-z0-9_-]{60,80}",
         r"discord(?:app)?\.com/api/webhooks/",
+        family="chat",
+        examples=(
+            f"https://discord.com/api/webhooks/{_fake(string.digits, 18, 'dw1')}"
+            f"/{_fake(_URL, 68, 'dw2')}",
+            f"https://discordapp.com/api/webhooks/{_fake(string.digits, 19, 'dw3')}"
+            f"/{_fake(_URL, 68, 'dw4')}",
+        ),
+        near_misses=(
+            "Webhook URLs look like https://discord.com/api/webhooks/<id>/<token>.",
+            "https://discord.com/api/webhooks/123/abc",
+        ),
+        shape="`https://discord.com/api/webhooks/` + id + `/` + 68 chars",
     ),
     # Telegram bot tokens: "<bot id>:<35 chars>"; the secret half starts "AA" in practice and
     # "ABC" in the docs' example. https://core.telegram.org/bots/api#authorizing-your-bot
     LeakRule(
         "telegram-bot-token",
-        r"\b(?P<secret>[0-9]{5,16}:A[A-Za-z0-9_-]{32,34})" + _END,
+        r"(?:^|[^A-Za-z0-9_-])(?P<secret>[0-9]{5,16}:A[A-Za-z0-9_-]{32,34})(?:[^A-Za-z0-9_-]|$)",
         r"[0-9]:A",
+        family="chat",
+        examples=(
+            f"bot {_fake(string.digits, 10, 'tg1')}:AA{_fake(_URL, 33, 'tg2')}",
+            f"TELEGRAM_TOKEN={_fake(string.digits, 9, 'tg3')}:AA{_fake(_URL, 32, 'tg4')}",
+        ),
+        near_misses=("The meeting is at 10:AM, bot 123456:ABC is an example.", "12345:AAshort"),
+        shape="5-16 digits + `:A` + 32-34 base64url",
     ),
-    # --- Payments and e-mail ---------------------------------------------------------------
-    # Stripe secret (sk_) and restricted (rk_) keys, live and test. Publishable pk_ keys are
-    # public by design and not masked. https://docs.stripe.com/keys
-    LeakRule(
-        "stripe-secret-key",
-        r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,247}",
-        r"\b[rs]k_(?:live|test)_",
-    ),
-    # Stripe webhook signing secrets: "whsec_" + base64. https://docs.stripe.com/webhooks
-    LeakRule("stripe-webhook-secret", r"\bwhsec_[A-Za-z0-9+/=]{32,128}", r"\bwhsec_"),
     # Square: production access tokens "EAAA" + 60, legacy "sq0atp-" + 22, OAuth application
     # secrets "sq0csp-" + 43. https://developer.squareup.com/docs/build-basics/access-tokens
     LeakRule(
         "square-token",
-        r"\b(?P<secret>EAAA[A-Za-z0-9_-]{60})" + _END + r"|\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}",
-        r"\bEAAA|\bsq0(?:atp|csp)-",
+        r"(?:^|[^A-Za-z0-9_-])(?P<secret>EAAA[A-Za-z0-9_-]{60}|sq0(?:atp|csp)-[0-9A-Za-z_-]{22,43})"
+        r"(?:[^A-Za-z0-9_-]|$)",
+        r"EAAA|sq0(?:atp|csp)-",
+        family="payment",
+        examples=(f"square EAAA{_fake(_URL, 60, 'sq1')}", f"sq0csp-{_fake(_URL, 43, 'sq2')}"),
+        near_misses=(
+            "Square tokens start with EAAA; sq0atp- is the legacy prefix.",
+            "sq0atp-short",
+        ),
+        shape="`EAAA` + 60, `sq0atp-`/`sq0csp-` + 22-43",
     ),
-    # Shopify: shpat_ (Admin API), shpca_ (custom app), shppa_ (private app), shpss_ (shared
-    # secret) + 32 hex. https://shopify.dev/docs/apps/build/authentication-authorization
-    LeakRule(
-        "shopify-token",
-        r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b",
-        r"\bshp(?:at|ca|pa|ss)_",
-    ),
-    # SendGrid API keys: "SG." + 22 + "." + 43 chars.
-    # https://www.twilio.com/docs/sendgrid/ui/account-and-settings/api-keys
-    LeakRule("sendgrid-api-key", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", r"\bSG\."),
-    # Twilio API key SIDs: "SK" + 32 hex (the key's secret is only shown once next to it).
-    # https://www.twilio.com/docs/iam/api-keys
-    LeakRule("twilio-api-key", r"\bSK[0-9a-fA-F]{32}\b", r"\bSK[0-9a-fA-F]"),
     # Mailgun private API keys: legacy "key-" + 32 hex; current 32 hex + "-" + 8 + "-" + 8 hex.
     # https://documentation.mailgun.com/docs/mailgun/user-manual/get-started/
     LeakRule(
         "mailgun-api-key",
-        r"\bkey-[0-9a-f]{32}\b|\b[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}\b",
-        r"\bkey-[0-9a-f]|[0-9a-f]-[0-9a-f]{8}-[0-9a-f]{8}\b",
+        r"(?:^|[^A-Za-z0-9_-])(?P<secret>key-[0-9a-f]{32}|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})"
+        r"(?:[^A-Za-z0-9_-]|$)",
+        r"key-|-[0-9a-f]{8}-",
+        family="email",
+        examples=(
+            f"MAILGUN key-{_fake(_HEX, 32, 'mg1')}",
+            f"api: {_fake(_HEX, 32, 'mg2')}-{_fake(_HEX, 8, 'mg3')}-{_fake(_HEX, 8, 'mg4')}",
+        ),
+        near_misses=(
+            "Request 123e4567-e89b-12d3-a456-426614174000 used key-rotation policy.",
+            f"key-{_fake(_HEX, 31, 'mg5')}",
+        ),
+        shape="`key-` + 32 hex, 32 hex + `-` + 8 hex + `-` + 8 hex",
     ),
     # Mailchimp API keys: 32 hex + "-us" + datacenter number.
     # https://mailchimp.com/developer/marketing/guides/quick-start/
-    LeakRule("mailchimp-api-key", r"\b[0-9a-f]{32}-us[0-9]{1,2}\b", r"[0-9a-f]-us[0-9]"),
-    # --- AI providers --------------------------------------------------------------------------
-    # Anthropic API keys: "sk-ant-api03-" + 93 chars + "AA"; admin keys "sk-ant-admin01-".
-    # https://docs.anthropic.com/en/api/getting-started
-    LeakRule("anthropic-api-key", r"\bsk-ant-[A-Za-z0-9_-]{20,250}", r"\bsk-ant-"),
+    LeakRule(
+        "mailchimp-api-key",
+        r"(?:^|[^A-Za-z0-9_-])(?P<secret>[0-9a-f]{32}-us[0-9]{1,2})(?:[^A-Za-z0-9_-]|$)",
+        r"-us[0-9]",
+        family="email",
+        examples=(
+            f"mc {_fake(_HEX, 32, 'mc1')}-us21",
+            f"MAILCHIMP_KEY={_fake(_HEX, 32, 'mc2')}-us6",
+        ),
+        near_misses=("Mailchimp keys end with a datacenter suffix like -us21.", "abc-us21"),
+        shape="32 hex + `-us` + 1-2 digits",
+    ),
     # OpenAI API keys: project (sk-proj-), service account (sk-svcacct-), admin (sk-admin-), and
     # legacy user keys "sk-" + 48 base62 (containing "T3BlbkFJ").
     # https://platform.openai.com/docs/api-reference/authentication
     LeakRule(
         "openai-api-key",
-        r"\bsk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,250}|[A-Za-z0-9]{20,100}\b)",
-        r"\bsk-",
+        r"(?:^|[^A-Za-z0-9_-])(?P<secret>sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,250}"
+        r"|[A-Za-z0-9]{20,100}))(?:[^A-Za-z0-9_-]|$)",
+        r"sk-",
+        _reject_pair_secret,
+        family="ai",
+        examples=(
+            f"OPENAI_API_KEY=sk-proj-{_fake(_URL, 80, 'oa1')}",
+            f"key sk-{_fake(_B62, 20, 'oa2')}T3BlbkFJ{_fake(_B62, 20, 'oa3')}",
+        ),
+        near_misses=(
+            "Set OPENAI_API_KEY=sk-... in a shell; scikit-learn has risk-based splits.",
+            "sk-short",
+        ),
+        shape="`sk-proj-` + 20-250, `sk-` + 20-100 base62",
     ),
-    # Groq API keys: "gsk_" + 52 chars. https://console.groq.com/docs/quickstart
-    LeakRule("groq-api-key", r"\bgsk_[A-Za-z0-9]{48,56}\b", r"\bgsk_"),
-    # Replicate API tokens: "r8_" + 37 chars.
-    # https://replicate.com/docs/reference/http#authentication
-    LeakRule("replicate-api-token", r"\br8_[A-Za-z0-9]{37}\b", r"\br8_"),
-    # xAI API keys: "xai-" + 80 chars. https://docs.x.ai/docs/api-reference#authentication
-    LeakRule("xai-api-key", r"\bxai-[A-Za-z0-9]{70,90}\b", r"\bxai-"),
-    # Perplexity API keys: "pplx-" + 48 chars. https://docs.perplexity.ai/guides/getting-started
-    LeakRule("perplexity-api-key", r"\bpplx-[A-Za-z0-9]{40,56}\b", r"\bpplx-"),
-    # --- Ops and observability --------------------------------------------------------------
-    # Linear API keys: "lin_api_" + 40 chars.
-    # https://developers.linear.app/docs/graphql/working-with-the-graphql-api
-    LeakRule("linear-api-key", r"\blin_api_[A-Za-z0-9]{40}\b", r"\blin_api_"),
-    # Notion integration tokens (2024+): "ntn_" + 46 chars.
-    # https://developers.notion.com/docs/authorization
-    LeakRule("notion-token", r"\bntn_[A-Za-z0-9]{40,50}\b", r"\bntn_"),
-    # New Relic user API keys: "NRAK-" + 27 uppercase base36.
-    # https://docs.newrelic.com/docs/apis/intro-apis/new-relic-api-keys/
-    LeakRule("new-relic-api-key", r"\bNRAK-[A-Z0-9]{27}\b", r"\bNRAK-"),
     # Grafana service account tokens "glsa_" + 32 + "_" + 8 hex; Grafana Cloud tokens "glc_".
     # https://grafana.com/docs/grafana/latest/administration/service-accounts/
     LeakRule(
         "grafana-token",
-        r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,400}={0,2}",
-        r"\bglsa_|\bglc_",
+        r"(?:^|[^A-Za-z0-9_-])(?P<secret>glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"
+        r"|glc_[A-Za-z0-9+/]{32,400}={0,2})(?:[^A-Za-z0-9_+/=-]|$)",
+        r"glsa_|glc_",
+        family="observability",
+        examples=(
+            f"glsa_{_fake(_B62, 32, 'gr1')}_{_fake(_HEX, 8, 'gr2')}",
+            f"GRAFANA=glc_{_fake(_B64, 60, 'gr3')}==",
+        ),
+        near_misses=("Service account tokens start glsa_ and cloud tokens glc_.", "glc_short"),
+        shape="`glsa_` + 32 + `_` + 8 hex, `glc_` + base64",
     ),
     # Sentry auth tokens: org tokens "sntrys_" + base64 JSON, user tokens "sntryu_" + 64 hex.
     # https://docs.sentry.io/account/auth-tokens/
     LeakRule(
         "sentry-auth-token",
-        r"\bsntrys_[A-Za-z0-9+/=_]{60,400}|\bsntryu_[a-f0-9]{64}\b",
-        r"\bsntry[su]_",
+        r"(?:^|[^A-Za-z0-9_-])(?P<secret>sntrys_[A-Za-z0-9+/=_]{60,400}|sntryu_[a-f0-9]{64})"
+        r"(?:[^A-Za-z0-9_+/=-]|$)",
+        r"sntry[su]_",
+        family="observability",
+        examples=(f"sntrys_{_fake(_B64, 90, 'se1')}", f"SENTRY=sntryu_{_fake(_HEX, 64, 'se2')}"),
+        near_misses=("Org tokens (sntrys_) replaced the old auth tokens.", "sntryu_abc"),
+        shape="`sntrys_` + base64, `sntryu_` + 64 hex",
     ),
-    # Postman API keys: "PMAK-" + 24 hex + "-" + 34 hex.
-    # https://learning.postman.com/docs/developer/postman-api/authentication/
-    LeakRule("postman-api-key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", r"\bPMAK-"),
-    # Supabase personal access tokens "sbp_" + 40 hex; secret API keys "sb_secret_" + 31+.
-    # https://supabase.com/docs/guides/api/api-keys
+    # 1Password account secret keys: "A3-" + six groups of upper base32.
+    # https://support.1password.com/secret-key-security/
     LeakRule(
-        "supabase-token",
-        r"\bsbp_[a-f0-9]{40}\b|\bsb_secret_[A-Za-z0-9_-]{28,64}",
-        r"\bsbp_|\bsb_secret_",
+        "onepassword-secret-key",
+        r"(?:^|[^A-Za-z0-9_-])(?P<secret>A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})"
+        r"-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})(?:[^A-Za-z0-9_-]|$)",
+        r"A3-",
+        family="identity",
+        examples=(
+            f"secret key A3-{_fake(_UPPER, 6, 'op1')}-{_fake(_UPPER, 11, 'op2')}-"
+            f"{_fake(_UPPER, 5, 'op3')}-{_fake(_UPPER, 5, 'op4')}-{_fake(_UPPER, 5, 'op5')}",
+            f"A3-{_fake(_UPPER, 6, 'op6')}-{_fake(_UPPER, 6, 'op7')}-{_fake(_UPPER, 5, 'op8')}-"
+            f"{_fake(_UPPER, 5, 'op9')}-{_fake(_UPPER, 5, 'opa')}-{_fake(_UPPER, 5, 'opb')}",
+        ),
+        near_misses=("Paper size A3-ABCDEF is not a key.", "A3-ABC123-DEF"),
+        shape="`A3-` + 6 + `-` + 11 + three groups of 5 (upper base32)",
     ),
-    # age secret keys: "AGE-SECRET-KEY-1" + 58 Bech32 chars. https://age-encryption.org/v1
+    # Fly.io tokens as `flyctl` prints them: "FlyV1 " then comma-separated macaroons (fm1r_,
+    # fm1a_, fm2_ + base64). The whole list is the credential, the scheme word is not.
+    # https://fly.io/docs/security/tokens/
     LeakRule(
-        "age-secret-key",
-        r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b",
-        r"\bAGE-SECRET-KEY-1",
+        "fly-io-macaroon",
+        r"(?:^|[^A-Za-z0-9_-])(?P<secret>fm(?:1[ar]|2)_[A-Za-z0-9+/]{40,}={0,3}"
+        r"(?:,(?:fm(?:1[ar]|2)|fo1)_[A-Za-z0-9+/_-]{8,}={0,3}){0,8})(?:[^A-Za-z0-9_+/=-]|$)",
+        r"fm1[ar]_|fm2_",
+        family="cloud",
+        examples=(
+            f"Authorization: FlyV1 fm2_{_fake(_B64, 120, 'fly1')}==,fm2_{_fake(_B64, 60, 'fly2')}",
+            f"FLY_API_TOKEN=fm1r_{_fake(_B64, 100, 'fly3')}",
+        ),
+        near_misses=("FlyV1 tokens start fm2_ and are long.", "fm2_short"),
+        shape="`FlyV1 ` + `fm2_` + base64 (comma-separated)",
     ),
-    # --- Generic formats ----------------------------------------------------------------------
+    # PuTTY private key files (.ppk v2/v3): the lines after `Private-Lines: N` are the key.
+    # https://the.earth.li/~sgtatham/putty/0.78/htmldoc/AppendixC.html
+    LeakRule(
+        "putty-private-key",
+        r"Private-Lines:[ \t]{0,4}[0-9]{1,3}[ \t]*(?:\r?\n|(?:\\r)?\\n)"
+        r"(?P<secret>(?:[A-Za-z0-9+/=]{1,80}(?:\r?\n|(?:\\r)?\\n)){1,12})",
+        r"Private-Lines:",
+        family="private-key",
+        examples=(
+            "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\n"
+            f"{_fake(_B64, 44, 'pp1')}\nPrivate-MAC: {_fake(_HEX, 64, 'pp2')}",
+            "PuTTY-User-Key-File-2: ssh-rsa\\nPrivate-Lines: 2\\n"
+            f"{_fake(_B64, 64, 'pp3')}\\n{_fake(_B64, 40, 'pp4')}\\n",
+        ),
+        near_misses=("PuTTY keys have a Private-Lines header.", "Private-Lines: none"),
+        shape="`Private-Lines: N` + N base64 lines",
+    ),
+    # Kubernetes Secret manifests: the values under `data:` (base64) and `stringData:` (plain)
+    # of a `kind: Secret`; the keys and the rest of the manifest stay readable.
+    # https://kubernetes.io/docs/concepts/configuration/secret/
+    LeakRule(
+        "kubernetes-secret-data",
+        r"(?i:kind:[ \t]*[\"']?Secret[\"']?)[^\x00]{0,400}?(?:\n|^)"
+        r"[ \t]*(?:data|stringData):[ \t]*\r?\n"
+        r"(?P<secret>(?:[ \t]+[A-Za-z0-9_.-]+:[ \t]*[^\r\n]*(?:\r?\n|$))+)"
+        # The same with `kind: Secret` after the data (keys in another order).
+        r"|(?:\n|^)[ \t]*(?:data|stringData):[ \t]*\r?\n"
+        r"(?P<secret2>(?:[ \t]+[A-Za-z0-9_.-]+:[ \t]*[^\r\n]*\r?\n)+)"
+        r"[^\x00]{0,400}?(?i:kind:[ \t]*[\"']?Secret[\"']?)",
+        r"(?i:kind:[ \t]*[\"']?Secret)",
+        family="kubernetes-docker",
+        examples=(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ntype: Opaque\ndata:\n"
+            f"  password: {base64.b64encode(_fake(_B62, 18, 'k1').encode()).decode()}\n",
+            "kind: Secret\nmetadata:\n  name: api\nstringData:\n"
+            f"  token: {_fake(_B62, 30, 'k2')}\n",
+        ),
+        near_misses=(
+            "kind: Deployment\nspec:\n  env:\n    - name: API_KEY\n      valueFrom:\n"
+            "        secretKeyRef:\n          name: api\n          key: api-key\n",
+            "kind: ConfigMap\ndata:\n  LOG_LEVEL: debug\n",
+        ),
+        shape="`kind: Secret` ... `data:` / `stringData:` values",
+        parts=_kubernetes_values,
+    ),
+    # Docker client config (~/.docker/config.json): "auths": {"<registry>": {"auth": base64 of
+    # user:password}}. https://docs.docker.com/reference/cli/docker/login/
+    LeakRule(
+        "docker-config-auth",
+        r"\\?\"auth\\?\"[ \t]{0,4}:[ \t]{0,4}\\?\"(?P<secret>[A-Za-z0-9+/]{8,}={0,2})\\?\"",
+        r"\"auth\\?\"",
+        _reject_docker_auth,
+        family="kubernetes-docker",
+        context=True,
+        examples=(
+            '{"auths": {"registry.example.com": {"auth": "'
+            + base64.b64encode(f"ci:{_fake(_B62, 20, 'dk1')}".encode()).decode()
+            + '"}}}',
+            '"auth": "' + base64.b64encode(f"bot:{_fake(_B62, 32, 'dk2')}".encode()).decode() + '"',
+        ),
+        near_misses=('"auth": "required"', '{"auth": "bearer"}'),
+        shape='`"auth": "` + base64(user:password)',
+    ),
+    # NuGet.config package source credentials: <add key="ClearTextPassword" value="..."/>.
+    # https://learn.microsoft.com/nuget/reference/nuget-config-file#packagesourcecredentials
+    LeakRule(
+        "nuget-config-password",
+        r"(?i:<add[ \t]+key=\\?\"(?:ClearText)?Password\\?\"[ \t]+value=)"
+        r"\\?\"(?P<secret>[^\"\\\r\n]{1,512})\\?\"",
+        r"(?i:key=\\?\"(?:ClearText)?Password)",
+        _reject_pair_secret,
+        family="registry",
+        context=True,
+        examples=(
+            f'<add key="ClearTextPassword" value="{_fake(_B62, 16, "ng1")}" />',
+            f'<add key="Password" value="{_fake(_B64, 40, "ng2")}"/>',
+        ),
+        near_misses=(
+            '<add key="ClearTextPassword" value="%NUGET_PASSWORD%" />',
+            '<add key="Username" value="ci-bot" />',
+        ),
+        shape='`<add key="ClearTextPassword" value="..."/>`',
+    ),
+    # `curl -u user:password` / `--user user:password`: the password part.
+    # https://curl.se/docs/manpage.html#-u
+    LeakRule(
+        "curl-user-password",
+        r"\bcurl\b[^\r\n]{0,400}?[ \t](?:-u|--user)(?:[ \t]{1,4}|=)\\?[\"']?[^\s:\"'@\\]{1,128}:"
+        r"(?P<secret>[^\s\"'@]{1,256})",
+        r"\bcurl\b",
+        _reject_pair_secret,
+        family="generic",
+        context=True,
+        examples=(
+            f"curl -u admin:{_fake(_B62, 14, 'cu1')} https://api.example.com/v1",
+            f"curl -s --user 'ci:{_fake(_B62, 20, 'cu2')}' https://jenkins.example.com/job",
+        ),
+        near_misses=(
+            "curl -u admin https://api.example.com (prompts)",
+            "curl -u $USER:$PASS https://x",
+        ),
+        shape="`curl -u user:` + password",
+    ),
+    # Bundler credentials for private gem sources: BUNDLE_<HOST>=user:password (Sidekiq Pro and
+    # Enterprise use BUNDLE_GEMS__CONTRIBSYS__COM=<8 hex>:<8 hex>). https://bundler.io/v2.5/man/bundle-config.1.html
+    LeakRule(
+        "bundler-credentials",
+        r"\bBUNDLE_[A-Z0-9]{1,63}(?:__[A-Z0-9]{1,63}){1,8}[ \t]*(?:=|:)[ \t]*\\?[\"']?"
+        r"(?P<secret>[^\s:\"'@\\]{1,128}:[^\s\"'@\\]{1,256})",
+        r"BUNDLE_",
+        _reject_pair_secret,
+        family="registry",
+        context=True,
+        examples=(
+            f"export BUNDLE_GEMS__CONTRIBSYS__COM={_fake(_HEX, 8, 'bu1')}:{_fake(_HEX, 8, 'bu2')}",
+            f'BUNDLE_RUBYGEMS__PKG__GITHUB__COM: "ci:{_fake(_B62, 24, "bu3")}"',
+        ),
+        near_misses=("BUNDLE_PATH=vendor/bundle", "BUNDLE_GEMS__CONTRIBSYS__COM=${SIDEKIQ_CREDS}"),
+        shape="`BUNDLE_<HOST>=` + user:password",
+    ),
+    # Sidekiq Pro/Enterprise gem server URLs: https://<8 hex>:<8 hex>@gems.contribsys.com/.
+    # https://github.com/sidekiq/sidekiq/wiki/Sidekiq-Pro-Installation
+    LeakRule(
+        "sidekiq-gem-url",
+        r"https?://(?P<secret>[a-f0-9]{8}:[a-f0-9]{8})@(?:gems|enterprise)\.contribsys\.com",
+        r"contribsys\.com",
+        family="registry",
+        context=True,
+        examples=(
+            f"source 'https://{_fake(_HEX, 8, 'sk1')}:{_fake(_HEX, 8, 'sk2')}"
+            "@gems.contribsys.com/'",
+            f"https://{_fake(_HEX, 8, 'sk3')}:{_fake(_HEX, 8, 'sk4')}@enterprise.contribsys.com/",
+        ),
+        near_misses=("source 'https://gems.contribsys.com/'", "https://user@gems.contribsys.com/"),
+        shape="`https://` + 8 hex + `:` + 8 hex + `@gems.contribsys.com`",
+    ),
+    # HashiCorp Vault AppRole: the secret_id beside a role_id (the role_id is not secret).
+    # https://developer.hashicorp.com/vault/docs/auth/approle
+    LeakRule(
+        "vault-approle-secret-id",
+        r"(?i:secret[_-]?id)\\?[\"']?[ \t]{0,4}(?:=|:|=>)[ \t]{0,4}\\?[\"']?"
+        r"(?P<secret>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})",
+        r"(?i:secret[_-]?id)",
+        family="identity",
+        context=True,
+        examples=(
+            f"role_id=0d2f-... secret_id={_fake(_HEX, 8, 'va1')}-{_fake(_HEX, 4, 'va2')}-"
+            f"{_fake(_HEX, 4, 'va3')}-{_fake(_HEX, 4, 'va4')}-{_fake(_HEX, 12, 'va5')}",
+            f'"secret_id": "{_fake(_HEX, 8, "va6")}-{_fake(_HEX, 4, "va7")}-'
+            f'{_fake(_HEX, 4, "va8")}-{_fake(_HEX, 4, "va9")}-{_fake(_HEX, 12, "vaa")}"',
+        ),
+        near_misses=("secret_id=${SECRET_ID}", "secret_id_accessor: none"),
+        shape="`secret_id=` + UUID",
+    ),
     # JWTs (RFC 7519) in JWS compact form (RFC 7515 §7.1): base64url header "." payload "."
     # signature; a JSON header and claims set both start `{"`, i.e. "eyJ"/"ey".
     LeakRule(
         "jwt",
-        r"\beyJ[A-Za-z0-9_-]{8,}\.ey[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}",
-        r"\beyJ[A-Za-z0-9_-]*\.ey",
+        r"(?:^|[^A-Za-z0-9_-])(?P<secret>eyJ[A-Za-z0-9_-]{8,}\.ey[A-Za-z0-9_-]{8,}"
+        r"\.[A-Za-z0-9_-]{16,})",
+        r"eyJ[A-Za-z0-9_-]*\.ey",
+        family="generic",
+        examples=(
+            f"Bearer eyJ{_fake(_URL, 30, 'j1')}.eyJ{_fake(_URL, 60, 'j2')}.{_fake(_URL, 43, 'j3')}",
+            f"id_token=eyJ{_fake(_URL, 20, 'j4')}.eyJ{_fake(_URL, 90, 'j5')}"
+            f".{_fake(_URL, 86, 'j6')}",
+        ),
+        near_misses=(
+            "A JWT has three parts; eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0 has only two.",
+            "eyJ.ey.sig",
+        ),
+        shape="`eyJ` + base64url `.` `ey` + base64url `.` signature",
     ),
     # PEM private keys (RFC 7468 §10-11, OpenSSH, PGP armour): the whole block.
-    LeakRule("pem-private-key", _PEM, r"PRIVATE KEY"),
+    LeakRule(
+        "pem-private-key",
+        _PEM,
+        r"PRIVATE KEY",
+        family="private-key",
+        examples=(
+            _pem_example("RSA PRIVATE KEY", "\n", "pem1"),
+            _pem_example("OPENSSH PRIVATE KEY", "\\n", "pem2"),
+        ),
+        near_misses=(
+            "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0\n-----END PUBLIC KEY-----",
+            "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+        ),
+        shape="`-----BEGIN ... PRIVATE KEY-----` block",
+    ),
+)
+
+
+# Secrets known by their context alone, and generic shapes: listed last, so a specific rule
+# names a span both match.
+GENERIC_RULES: tuple[LeakRule, ...] = (
+    # Slack bot and user tokens in any of their forms (two or three digit groups), after the
+    # specific Slack rules of leak_formats: xoxb-<team>-<bot>-<secret>.
+    # https://api.slack.com/authentication/token-types
+    LeakRule(
+        "slack-token",
+        r"(?:^|[^A-Za-z0-9_-])(?P<secret>(?:xox[bp]|xoxe\.xox[bp])-[0-9]{8,14}"
+        r"-[0-9A-Za-z-]{10,250})(?:[^A-Za-z0-9_-]|$)",
+        r"xox[bp]-|xoxe\.xox",
+        family="chat",
+        examples=(
+            f"SLACK_BOT={'xoxb'}-{_fake(string.digits, 12, 's1')}-{_fake(string.digits, 13, 's2')}"
+            f"-{_fake(_B62, 24, 's3')}",
+            f"token xoxb-{_fake(string.digits, 11, 's4')}-{_fake(_B62, 24, 's5')}",
+        ),
+        near_misses=(
+            "https://cdn.example.com/2019/05/hugs-xoxo-indieweb-1.jpg",
+            "Bot tokens (xoxb-...) and user tokens (xoxp-...) differ in scope.",
+        ),
+        shape="`xoxb-` + digits + `-` + digits + `-` + base62",
+    ),
     # HTTP Authorization headers: Bearer (RFC 6750), Basic (RFC 7617), Token, Digest.
     LeakRule(
         "authorization-header",
-        r"(?i:authorization)\\?[\"']?\s{0,4}[:=]\s{0,4}\\?[\"']?"
-        r"(?i:bearer|basic|token|digest|apikey)\s{1,4}(?P<secret>[A-Za-z0-9._~+/=-]{8,1000})",
+        r"(?i:authorization)\\?[\"']?[ \t]{0,4}[:=][ \t]{0,4}\\?[\"']?"
+        r"(?i:bearer|basic|token|digest|apikey|ssws)[ \t]{1,4}"
+        r"(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
         r"(?i:authorization)",
         _reject_header,
+        family="generic",
+        context=True,
+        examples=(
+            f"Authorization: Bearer {_fake(_B62, 40, 'ah1')}",
+            f"curl -H 'Authorization: Basic {_basic('ci', _fake(_B62, 16, 'ah2'))}' https://x",
+        ),
+        near_misses=(
+            'curl -H "Authorization: Bearer $GITHUB_TOKEN" https://api.github.com',
+            "Authorization: Bearer <token>",
+        ),
+        shape="`Authorization: Bearer|Basic|Token` + value",
     ),
     # URLs with a password in the userinfo (RFC 3986 §3.2.1): only the password is masked, the
     # scheme, user and host stay readable. The password may contain raw "@" or ":".
@@ -512,30 +888,64 @@ BUILTIN_RULES: tuple[LeakRule, ...] = (
         r"(?P<secret>[^\s/?#\"'<>]{1,128})@[A-Za-z0-9\[]",
         r"://[^\s/?#]*@",
         _reject_url_password,
+        family="generic",
+        context=True,
+        examples=(
+            f"postgres://admin:{_fake(_B62, 16, 'uc1')}@db.internal:5432/app",
+            f"https://ci-bot:{_fake(_B62, 24, 'uc2')}@git.example.com/team/repo.git",
+        ),
+        near_misses=(
+            "git clone ssh://git@github.com/org/repo.git or https://alice@example.com/a?b=c",
+            "postgres://app:${DB_PASSWORD}@db:5432/app",
+        ),
+        shape="`scheme://user:` + password + `@host`",
     ),
     # Connection strings (ADO.NET, ODBC, JDBC): "Password=...;" / "Pwd={...}" / "&password=".
     # https://learn.microsoft.com/dotnet/framework/data/adonet/connection-string-syntax
     LeakRule(
         "connection-string-password",
-        r"(?i:[;?&]\s{0,4}(?:password|pwd|passwd)\s{0,4}=\s{0,4})"
+        r"(?i:[;?&][ \t]{0,4}(?:password|pwd|passwd)[ \t]{0,4}=[ \t]{0,4})"
         r"(?:\{(?P<secret>[^}\r\n]+)\}|\"(?P<secret2>[^\"\r\n]+)\""
         r"|'(?P<secret3>[^'\r\n]+)'|(?P<secret4>[^;&\s\"'\[\]<>]+))"
         # Without a `;` before the key, the `;` after the value marks a connection string.
-        r"|(?i:\b(?:password|pwd)\s{0,4}=\s{0,4})"
+        r"|(?i:\b(?:password|pwd)[ \t]{0,4}=[ \t]{0,4})"
         r"(?:\{(?P<secret5>[^}\r\n]+)\}|(?P<secret6>[^;&\s\"'\[\]<>{]+));",
-        r"(?i:password|pwd|passwd)\s*=",
+        r"(?i:password|pwd|passwd)[ \t]*=",
         _reject_connection_password,
+        family="database",
+        context=True,
+        examples=(
+            f"Server=tcp:db,1433;Database=app;User Id=sa;Password={_fake(_B62, 14, 'cs1')};",
+            f"Host=db;Port=5432;Username=app;Pwd={_fake(_B62, 12, 'cs2')};Pooling=true",
+        ),
+        near_misses=(
+            "Server=db;Integrated Security=true;Password=${DB_PASSWORD};",
+            "Server=db;Password=;Database=app",
+        ),
+        shape="`;Password=` + value + `;`",
     ),
     # Secrets spelled out in code and config: `password = "..."`, `API_KEY=...`, `token: ...`,
-    # `"client_secret": "..."`, `<password>...</password>`, `--password ...`. Only the value is
-    # masked; values read from the environment or templated in are left alone.
+    # `"client_secret": "..."`, `<password>...</password>`, `--password ...`, Makefile `?=`,
+    # Go `:=`. Only the value is masked; values read from the environment or templated in, and
+    # reference names (`key: api-key`), are left alone.
     LeakRule(
         "password-assignment",
         # The optional `://user` start lets `reject` see a URL's userinfo (url-credentials').
-        rf"(?:://[A-Za-z0-9._~%+-]{{0,64}}?)?{_SECRET_KEYWORD}{_ASSIGN}(?:{_quoted(1)}|{_BARE_VALUE})"
+        rf"(?:://[A-Za-z0-9._~%+-]{{0,64}}?)?(?:(?i:[cx]srf)[-_.]?)?{_SECRET_KEYWORD}{_ASSIGN}(?:{_quoted(1)}|{_BARE_VALUE})"
         rf"|{_SECRET_KEYWORD}>(?P<secret5>[^<\s]+)</"
-        rf"|--{_FLAGS}(?:=|\s{{1,4}})(?P<secret6>[^\s\"'`]+)",
+        rf"|--{_FLAGS}(?:=|[ \t]{{1,4}})(?P<secret6>[^\s\"'`]+)",
         rf"{_ASSIGN_TRIGGER}|{_SECRET_KEYWORD}>|--{_FLAGS}",
         _reject_assigned_value,
+        family="generic",
+        context=True,
+        examples=(
+            f'password = "{_fake(_B62, 14, "pa1")}"',
+            f"DB_PASSWORD ?= {_fake(_B62, 12, 'pa2')}",
+        ),
+        near_misses=(
+            'password = os.getenv("DB_PASSWORD") and token = process.env.TOKEN',
+            "GITHUB_API_KEY=\nDYNATRACE_API_KEY=",
+        ),
+        shape="`<secret-named key> = value`",
     ),
 )

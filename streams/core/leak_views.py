@@ -28,7 +28,6 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from html.entities import html5 as html5_entities
 from typing import Final
 
@@ -134,15 +133,26 @@ def _json(m: re.Match[str]) -> _Decoded:
     return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)), False
 
 
-@lru_cache(maxsize=4096)
 def _charref(token: str) -> str:
-    """`html.unescape` of one reference; numeric ones first cut to a size `int()` accepts."""
+    """`html.unescape` of one reference; numeric ones first cut to a size `int()` accepts.
+
+    The common cases are read straight from the HTML5 table or the code point (a named
+    reference with its `;`, printable ASCII by number): what `html.unescape` returns for them,
+    without its regex pass. No cache: the pure core keeps no module-level mutable state."""
     if token[1] != "#":
+        if token[-1] == ";":
+            named = html5_entities.get(token[1:])
+            if named is not None:
+                return named
         return html.unescape(token)
     hexa = token[2] in "xX"
     digits = token[3 if hexa else 2 :].rstrip(";").lstrip("0") or "0"
     if len(digits) > _MAX_REF_DIGITS:
         return "\ufffd"
+    if len(digits) <= 3:
+        code = int(digits, 16 if hexa else 10)
+        if 0x20 <= code < 0x7F:
+            return chr(code)
     return html.unescape(f"&#{'x' if hexa else ''}{digits};")
 
 

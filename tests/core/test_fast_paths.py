@@ -159,7 +159,7 @@ _LEAK_TREES = st.recursive(
 
 _FAST = Masker()
 _WALK = Masker()
-_WALK._joinable = False  # every tree takes the per-string walk
+_WALK._rules.joinable = False  # every tree takes the per-string walk
 
 
 @settings(max_examples=400, deadline=None)
@@ -171,14 +171,14 @@ def test_clean_tree_by_its_json_masks_as_the_walk(tree: Any) -> None:
 
 def test_tree_filter_in_two_passes_answers_as_the_one(monkeypatch: Any) -> None:
     """When the combined pattern cannot be built, the key search and the pre-filter run apart."""
-    from streams.core import leaks
+    from streams.core import leak_compile
 
     def too_large(*_args: Any, **_kwargs: Any) -> Any:
-        raise leaks.LeakRuleError("prefilter", "too large")
+        raise leak_compile.LeakRuleError("prefilter", "too large")
 
-    one = _FAST._tree_filter
-    monkeypatch.setattr(leaks, "_compile", too_large)
-    two = leaks._tree_filter(_FAST._rules, _FAST._prefilter)
+    one = _FAST._rules.tree_filter
+    monkeypatch.setattr(leak_compile, "_compile", too_large)
+    two = leak_compile._tree_filter(_FAST._rules.rules, _FAST._rules.prefilter)
     for dump in (b'{"password":"x"}', b'{"a":"AKIAVWTFKTANGPVYQE6B"}', b'{"a":"b"}', b'["token"]'):
         assert (one(dump, 0) is None) == (two(dump, 0) is None), dump
 
@@ -188,7 +188,7 @@ def test_tree_filter_in_two_passes_answers_as_the_one(monkeypatch: Any) -> None:
 def test_plain_json_holds_every_string_between_quotes(tree: Any) -> None:
     """What the shortcut relies on: each string as it is, between quotes, none with a view."""
     from streams.core.leak_views import may_hide
-    from streams.core.leaks import _plain_json, _tree_texts
+    from streams.core.leak_walk import _plain_json, _tree_texts
 
     dump = _plain_json(tree)
     texts = _tree_texts(tree)
@@ -200,7 +200,7 @@ def test_plain_json_holds_every_string_between_quotes(tree: Any) -> None:
 
 
 def test_plain_json_takes_the_common_trees_and_refuses_the_others() -> None:
-    from streams.core.leaks import _plain_json
+    from streams.core.leak_walk import _plain_json
 
     assert _plain_json({"a": ["x\ny", 'say "hi"\t', 1]}) == b'{"a":["x\ny","say "hi"\t",1]}'
     for tree in ({"a": "b\\nc"}, {"a": "&amp;"}, {"a": "50%"}, {"a": "<b>"}, {"a": "é"}):

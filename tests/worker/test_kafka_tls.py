@@ -183,7 +183,9 @@ def test_a_refused_connection_is_one_line_and_exit_1(
                     REPLYGATE_ENDPOINT__CONNECT_TIMEOUT_SECONDS="3")  # fmt: skip
     assert reader.end(sig=0) == 1
     line = one_line(reader.stderr())
-    assert line.startswith(f"replygate deliveries: error: cannot connect to the broker at {servers}")
+    assert line.startswith(
+        f"replygate deliveries: error: cannot connect to the broker at {servers}"
+    )
     assert line.endswith(expected), line
 
     started = time.monotonic()
