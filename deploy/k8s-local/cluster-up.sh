@@ -8,6 +8,7 @@
 #   eval "$(deploy/k8s-local/cluster-up.sh --env)"   KUBECONFIG and PATH for kubectl
 #
 # Env: K8S_VERSION (1.34.4), K8S_LOCAL_CACHE (~/.cache/replygate/k8s-local: binaries),
+#      K8S_LOCAL_METRICS_SERVER (1; 0: no metrics-server, no HPA),
 #      K8S_LOCAL_HOME (<repo>/.k8s-local: certificates, state, logs, pid files).
 # Pod network: bridge k8slocal0, 10.244.0.0/24; the host is 10.244.0.1 on it (pods reach
 # host services bound there). No kube-proxy or DNS: use pod IPs, hostNetwork or port-forward.
@@ -53,8 +54,7 @@ make_pki() {
   openssl x509 -req -in "$P/apiserver.csr" -CA "$P/ca.crt" -CAkey "$P/ca.key" -CAcreateserial -out "$P/apiserver.crt" -days 3650 -extfile "$P/ext.cnf" 2>/dev/null
   openssl genrsa -out "$P/sa.key" 2048 2>/dev/null
   openssl rsa -in "$P/sa.key" -pubout -out "$P/sa.pub" 2>/dev/null
-  umask 077
-  echo "$(openssl rand -hex 16),admin,admin,system:masters" >"$P/tokens.csv"
+  (umask 077 && echo "$(openssl rand -hex 16),admin,admin,system:masters" >"$P/tokens.csv")
 }
 
 write_kubeconfig() {
@@ -135,8 +135,22 @@ pause_image() {
   load_image "$PAUSE_IMAGE"
 }
 
+# resource metrics for the HorizontalPodAutoscaler (tests/k8s/test_autoscale.py), on the host
+metrics_server() {
+  bash "$HERE/build-metrics-server.sh"
+  mkdir -p "$W/metrics-server"
+  start metrics-server metrics-server --secure-port=4443 --bind-address="$GATEWAY" \
+    --cert-dir="$W/metrics-server" --kubeconfig="$KC" --authentication-kubeconfig="$KC" \
+    --authorization-kubeconfig="$KC" --kubelet-insecure-tls --kubelet-preferred-address-types=Hostname \
+    --metric-resolution=10s
+  kubectl apply -f "$HERE/metrics-server.yaml" >/dev/null
+}
+
 main() {
   local t0=$SECONDS
+  # what containerd and the kubelet create (snapshots, the pods' root directories) must be
+  # readable by the containers' users
+  umask 022
   install_packages
   bash "$HERE/build-kube.sh"
   make_pki
@@ -172,14 +186,7 @@ main() {
   start kubelet kubelet --config="$W/kubelet.yaml" --kubeconfig="$KC" --root-dir="$W/kubelet" --hostname-override=localhost
   waitfor 120 "kubectl wait --for=condition=Ready node/localhost --timeout=2s"
   waitfor 60 "kubectl -n default get sa default && kubectl -n default get cm kube-root-ca.crt"
-  # resource metrics for the HorizontalPodAutoscaler (tests/k8s/test_autoscale.py)
-  bash "$HERE/build-metrics-server.sh"
-  mkdir -p "$W/metrics-server"
-  start metrics-server metrics-server --secure-port=4443 --bind-address="$GATEWAY" \
-    --cert-dir="$W/metrics-server" --kubeconfig="$KC" --authentication-kubeconfig="$KC" \
-    --authorization-kubeconfig="$KC" --kubelet-insecure-tls --kubelet-preferred-address-types=Hostname \
-    --metric-resolution=10s
-  kubectl apply -f "$HERE/metrics-server.yaml" >/dev/null
+  [[ ${K8S_LOCAL_METRICS_SERVER:-1} == 0 ]] || metrics_server
   local img
   for img in "$@"; do load_image "$img"; done
   log "cluster up in $((SECONDS - t0))s: eval \"\$($0 --env)\""

@@ -45,7 +45,12 @@ waitfor() {
 load_image() {
   local id ref=$1 mark
   id=$(docker image inspect -f '{{.Id}}' "$1") || die "no Docker image $1 (make images)"
-  [[ $ref == */* ]] || ref=docker.io/library/$ref
+  # as containerd names it: docker.io/library/NAME, docker.io/USER/NAME, or a registry's
+  if [[ $ref != */* ]]; then
+    ref=docker.io/library/$ref
+  elif [[ ${ref%%/*} != *.* && ${ref%%/*} != *:* && ${ref%%/*} != localhost ]]; then
+    ref=docker.io/$ref
+  fi
   mark=$W/images/${ref//[\/:]/_}
   if [[ -f $mark && $(<"$mark") == "$id" ]] && $CTR images ls -q | grep -qx "$ref"; then return 0; fi
   docker save "$1" | $CTR images import - >/dev/null
