@@ -142,7 +142,7 @@ metrics_server() {
   start metrics-server metrics-server --secure-port=4443 --bind-address="$GATEWAY" \
     --cert-dir="$W/metrics-server" --kubeconfig="$KC" --authentication-kubeconfig="$KC" \
     --authorization-kubeconfig="$KC" --kubelet-insecure-tls --kubelet-preferred-address-types=Hostname \
-    --metric-resolution=10s
+    --metric-resolution=15s
   kubectl apply -f "$HERE/metrics-server.yaml" >/dev/null
 }
 

@@ -1,11 +1,17 @@
-"""Debian's prometheus on the host for the cluster tests: it discovers the worker pods through
-the API server (deploy/prometheus/prometheus-k8s.yml) and loads deploy/prometheus/alerts.yml."""
+"""Debian's prometheus on the host for the cluster tests, with deploy/prometheus/alerts.yml.
+
+Debian builds prometheus without `kubernetes_sd_configs`, so `PodTargets` does its job: it
+lists the pods through the API server every 2 s and writes those that
+deploy/prometheus/prometheus-k8s.yml would keep (annotation `prometheus.io/scrape: "true"`,
+phase Running; port and path from the annotations) to the file that
+deploy/prometheus/prometheus-local.yml reads."""
 
 from __future__ import annotations
 
-import base64
+import json
 import shutil
 import subprocess
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -21,36 +27,68 @@ PORT = 19090
 START_SECONDS = 60.0
 
 
-def _raw(jsonpath: str) -> str:
-    return kubectl("config", "view", "--raw", "--minify", "-o", f"jsonpath={jsonpath}")
+def scrape_targets(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """file_sd entries for the pods that ask to be scraped, as the role-pod relabelling keeps."""
+    out = []
+    for pod in pods:
+        notes = pod["metadata"].get("annotations") or {}
+        ip = pod.get("status", {}).get("podIP")
+        if notes.get("prometheus.io/scrape") != "true" or not ip:
+            continue
+        if pod["status"].get("phase") != "Running" or pod["metadata"].get("deletionTimestamp"):
+            continue
+        out.append({
+            "targets": [f"{ip}:{notes.get('prometheus.io/port', '9108')}"],
+            "labels": {"__metrics_path__": notes.get("prometheus.io/path", "/metrics"),
+                       "namespace": pod["metadata"]["namespace"],
+                       "pod": pod["metadata"]["name"]},
+        })
+    return out
+
+
+class PodTargets(threading.Thread):
+    """Writes `scrape_targets` of the namespace's pods to `path` every `every` seconds."""
+
+    def __init__(self, path: Path, namespace: str = "replygate", every: float = 2.0) -> None:
+        super().__init__(daemon=True)
+        self.path, self.namespace, self.every = path, namespace, every
+        self.done = threading.Event()
+        self.write()
+
+    def write(self) -> None:
+        pods = json.loads(kubectl("-n", self.namespace, "get", "pods", "-o", "json"))["items"]
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(scrape_targets(pods)))
+        tmp.replace(self.path)
+
+    def run(self) -> None:
+        while not self.done.wait(self.every):
+            try:
+                self.write()
+            except (AssertionError, subprocess.TimeoutExpired):
+                continue  # the API server busy: the last list stays until the next one
 
 
 @dataclass
 class Prometheus:
     proc: subprocess.Popen[bytes]
     home: Path
+    targets: PodTargets
 
     @classmethod
     def start(cls, home: Path) -> Prometheus:
         shutil.rmtree(home / "data", ignore_errors=True)
         home.mkdir(parents=True, exist_ok=True)
-        (home / "ca.crt").write_bytes(
-            base64.b64decode(_raw("{.clusters[0].cluster.certificate-authority-data}")))
-        token = home / "token"
-        token.write_text(_raw("{.users[0].user.token}"))
-        token.chmod(0o600)
-        config = (REPO / "deploy/prometheus/prometheus-k8s.yml").read_text()
-        config = (config.replace("@API_SERVER@", _raw("{.clusters[0].cluster.server}"))
-                  .replace("@CA_FILE@", str(home / "ca.crt"))
-                  .replace("@TOKEN_FILE@", str(token)))
-        (home / "prometheus.yml").write_text(config)
+        shutil.copy(REPO / "deploy/prometheus/prometheus-local.yml", home / "prometheus.yml")
         shutil.copy(REPO / "deploy/prometheus/alerts.yml", home / "alerts.yml")
+        targets = PodTargets(home / "targets.json")
+        targets.start()
         log = (home / "prometheus.log").open("wb")
         proc = subprocess.Popen(
             ["prometheus", f"--config.file={home / 'prometheus.yml'}",
              f"--storage.tsdb.path={home / 'data'}", f"--web.listen-address=127.0.0.1:{PORT}"],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        prom = cls(proc, home)
+        prom = cls(proc, home, targets)
         deadline = time.monotonic() + START_SECONDS
         while not prom.ready():
             if proc.poll() is not None or time.monotonic() > deadline:
@@ -73,6 +111,7 @@ class Prometheus:
         return body["data"]
 
     def stop(self) -> None:
+        self.targets.done.set()
         self.proc.terminate()
         try:
             self.proc.wait(20)
