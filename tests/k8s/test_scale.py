@@ -26,6 +26,7 @@ from tests.k8s.traffic import (
     all_outcomes,
     longest_wait_s,
     read_outputs,
+    this_run,
 )
 from tests.support.crash_harness import judge
 
@@ -87,7 +88,7 @@ def test_scale_and_crash_under_traffic(
     finally:
         producer.join(TURNS / RATE + 300)
     assert producer.error is None, producer.error
-    records = asyncio.run(read_outputs(workers, all_outcomes(TURNS), timeout=300))
+    records = this_run(asyncio.run(read_outputs(workers, all_outcomes(TURNS), timeout=300)))
     report = judge([(t, k, v) for t, k, v, _ts in records], TURNS, corrections=True)
     pause = longest_wait_s(records, producer.sent_ms)
     line = f"{report.line()} longest_wait_s={pause:.2f} rate={RATE:g}/s steps: {'; '.join(steps)}"
