@@ -58,7 +58,7 @@ ORDER = ("test_overlay", "test_scale", "test_prometheus", "test_autoscale")
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     def rank(item: pytest.Item) -> int:
-        name = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        name = item.path.stem
         return ORDER.index(name) if name in ORDER else len(ORDER)
 
     items.sort(key=rank)
