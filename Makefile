@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 KAFKA_PORT ?= 9092
 export KAFKA_PORT
 
-.PHONY: install tools images kafka-up kafka-down test lint demo bench crash clean
+.PHONY: install tools images kafka-up kafka-down test test-k8s k8s-up k8s-down lint demo bench crash clean
 
 $(VENV)/.installed: pyproject.toml dev/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,17 @@ test: install tools lint
 	bash scripts/with-docker.sh bash scripts/with-kafka.sh \
 	  $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
+# The cluster tests (tests/k8s) on a local single-node Kubernetes cluster (deploy/k8s-local):
+# images built and loaded, the cluster up, the tests, the cluster down (KEEP_CLUSTER=1 keeps it).
+test-k8s: install tools
+	bash scripts/with-docker.sh bash deploy/k8s-local/test.sh
+
+k8s-up:
+	bash scripts/with-docker.sh bash deploy/k8s-local/cluster-up.sh
+
+k8s-down:
+	bash deploy/k8s-local/cluster-down.sh
+
 demo: install
 	bash scripts/with-kafka.sh $(VENV)/bin/replygate demo
 
@@ -54,4 +65,5 @@ crash: install
 
 clean:
 	bash deploy/kafka-local/kafka-local.sh down || true
+	bash deploy/k8s-local/cluster-down.sh --purge || true
 	rm -rf $(VENV) .run .images

@@ -1,7 +1,7 @@
 """`make bench`: every benchmark in turn, then a summary of the RATIO lines and their targets.
 
 `python -m bench [name ...]` runs only the named ones (pipeline_vs_passthrough, check_vs_baseline,
-leaks_vs_detect_secrets, latency, recovery, state_memory). The broker ones need a broker:
+leaks_vs_detect_secrets, latency, recovery, state_memory, rebalance). The broker ones need a broker:
 KAFKA_BOOTSTRAP_SERVERS, or the local one on 127.0.0.1:$KAFKA_PORT (`make bench` starts it).
 """
 
@@ -16,6 +16,7 @@ from bench import (
     latency,
     leaks_vs_detect_secrets,
     pipeline_vs_passthrough,
+    rebalance,
     recovery,
     state_memory,
 )
@@ -33,6 +34,9 @@ TARGETS: dict[str, tuple[str, float]] = {
     "worker_p99_ms": ("<=", 20.0),
     "latency_p99_vs_passthrough": ("<=", 1.5),
     "recovery_seconds_ratio": ("<=", 1.5),
+    "rebalance_pause_join_s": ("<=", 3.0),
+    "rebalance_pause_leave_s": ("<=", 3.0),
+    "rebalance_pause_crash_s": ("<=", rebalance.session_timeout() + 2.0),
 }
 ORDER = (
     "pipeline_vs_passthrough",
@@ -41,6 +45,7 @@ ORDER = (
     "latency",
     "recovery",
     "state_memory",
+    "rebalance",
 )
 
 
@@ -70,6 +75,8 @@ def main(argv: list[str]) -> int:
             recovery.run()
         elif name == "state_memory":
             state_memory.run()
+        elif name == "rebalance":
+            rebalance.run()
         else:
             latency.run(max_rate)
     say(f"\nsummary ({time.monotonic() - started:.0f} s, load average {os.getloadavg()[0]:.2f}):")

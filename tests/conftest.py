@@ -12,6 +12,10 @@ from streams.core.pipeline import Gate
 from streams.settings import Settings
 from tests.support.gates import disk_gate
 
+# The cluster tests need the local Kubernetes cluster (deploy/k8s-local): `make test-k8s` brings
+# it up and runs them; `make test` leaves them out.
+collect_ignore = [] if os.environ.get("K8S_LOCAL_TESTS") == "1" else ["k8s"]
+
 
 @pytest.fixture(autouse=True)
 def _settings_from_the_test_only(

@@ -38,7 +38,7 @@ from streams.ops import failpoints
 from streams.settings import EXACTLY_ONCE_REFUSED, ConfigError, Settings
 from streams.worker.batches import take_batches
 from streams.worker.consumer import InLoopApp
-from streams.worker.faust_fixes import fix_consumer
+from streams.worker.faust_fixes import fix_consumer, heartbeat_interval
 from streams.worker.metrics_hooks import WorkerMetrics
 from streams.worker.sender import Out, Sender, fail_stop, send_now
 from streams.worker.stalls import Stalls
@@ -458,7 +458,9 @@ def app_options(settings: Settings) -> dict[str, Any]:
         consumer_auto_offset_reset="earliest",
         # A killed worker's partitions move after this, not Faust's default minute.
         broker_session_timeout=settings.session_timeout_seconds,
-        broker_heartbeat_interval=settings.session_timeout_seconds / 3,
+        # A rebalance (a worker joined, left or was declared dead) reaches the others at their
+        # next heartbeat: every second rather than every third of the session timeout.
+        broker_heartbeat_interval=heartbeat_interval(settings.session_timeout_seconds),
         broker_commit_every=1000,
         broker_commit_interval=0.5,
         producer_max_request_size=settings.max_output_bytes,

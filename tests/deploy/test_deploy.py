@@ -655,7 +655,7 @@ def test_docker_compose_tls_override_mounts_the_secrets_as_files(tmp_path: Path)
     proc = subprocess.run(
         [tool("docker"), "compose", "-f", "docker-compose.yml", "-f", "docker-compose.tls.yml",
          "config", "--format", "json"],
-        cwd=ROOT, env={**os.environ, "REPLYGATE_TLS_DIR": str(certs)},
+        cwd=ROOT, env={**os.environ, "KAFKA_TLS_DIR": str(certs)},
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr

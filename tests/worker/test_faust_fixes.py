@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 from faust.types import TP
 
-from streams.worker.app import GateApp
+from streams.settings import Settings
+from streams.worker.app import GateApp, app_options
+from streams.worker.faust_fixes import heartbeat_interval
 
 INPUT = TP("inputs", 0)
 
@@ -185,3 +187,11 @@ async def test_a_hand_on_that_fails_at_once_raises_as_faust_would(app: GateApp) 
     with pytest.raises(ValueError, match="undecodable"):
         await consumer.wait_first(hand_on(), suspended)
     assert inspect.getcoroutinestate(suspended) == inspect.CORO_CLOSED
+
+
+def test_heartbeats_come_every_second_at_most_so_a_rebalance_is_heard_at_once() -> None:
+    assert heartbeat_interval(10.0) == 1.0
+    assert heartbeat_interval(1.5) == 0.5  # a third of a short session timeout
+    options = app_options(Settings(session_timeout_seconds=10.0))
+    assert options["broker_heartbeat_interval"] == 1.0
+    assert options["broker_session_timeout"] == 10.0

@@ -1,0 +1,194 @@
+"""The longest pause in deliveries while a consumer-group member joins, leaves or crashes.
+
+A worker serves a steady stream of valid replies (RATE a second over 4 partitions). Each round:
+a second worker joins (join), is stopped with SIGTERM (leave), a third joins and is SIGKILLed
+(crash). For each event the pause is the longest any reply sent from the event until the group
+has settled (WINDOW seconds; the crash window adds the session timeout) waited for its
+delivery (the delivery record's timestamp minus the send time): what a user of a partition
+stalled by the rebalance sees. A gap across all deliveries would hide a crash, since the other
+workers' partitions go on. Real worker processes on the local broker.
+
+RATIO rebalance_pause_join_s, rebalance_pause_leave_s, rebalance_pause_crash_s: medians of the
+rounds; targets join <= 3 s, graceful leave <= 3 s, crash <= session timeout + 2 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from replygate_dev.demo import free_port
+
+from bench.common import fmt, median, ratio, say
+from bench.kafka import Deployment, Worker, wait_ready
+
+PARTITIONS = 4
+RATE = 100.0  # replies a second: well under one worker's capacity, so a gap is a pause
+ROUNDS = int(os.environ.get("BENCH_REBALANCE_ROUNDS", "3"))
+WINDOW = 15.0  # seconds after an event in which its pause must fall
+READY_BOUND = 120.0
+EVENTS = ("join", "leave", "crash")
+
+
+def session_timeout() -> float:
+    from streams.settings import Settings
+
+    return float(Settings().session_timeout_seconds)
+
+
+def _reply(n: int) -> tuple[bytes, bytes]:
+    conversation = f"c-{n % 64}"
+    text = orjson.dumps({"segments": [{"type": "text", "data": {"text": f"answer {n}"}}]})
+    value = {
+        "turn_id": f"t-{n}",
+        "conversation_id": conversation,
+        "platform": "im",
+        "contract": "im.segments.v1",
+        "attempt": 0,
+        "output": {"text": text.decode()},
+        "produced_at": datetime.now(UTC).isoformat(),
+    }
+    return conversation.encode(), orjson.dumps(value)
+
+
+@dataclass
+class Traffic:
+    """Produces replies at RATE and records the broker timestamps of the deliveries, in a
+    thread of its own (its event loop is not held up by the bench's waits)."""
+
+    dep: Deployment
+    sent: dict[int, int] = field(default_factory=dict)  # reply n -> send time (ms)
+    delivered: dict[int, int] = field(default_factory=dict)  # reply n -> first delivery (ms)
+    stop: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self.thread = threading.Thread(target=lambda: asyncio.run(self._run()), daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join(30)
+
+    async def _run(self) -> None:
+        await asyncio.gather(self._produce(), self._watch())
+
+    async def _produce(self) -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=self.dep.servers, linger_ms=5)
+        await producer.start()
+        try:
+            topic, started, n = self.dep.topic("replies_raw"), time.monotonic(), 0
+            while not self.stop.is_set():
+                key, value = _reply(n)
+                self.sent[n] = int(time.time() * 1000)
+                await producer.send(topic, value, key=key)
+                n += 1
+                await asyncio.sleep(max(0.0, started + n / RATE - time.monotonic()))
+        finally:
+            await producer.stop()
+
+    async def _watch(self) -> None:
+        consumer = AIOKafkaConsumer(
+            self.dep.topic("delivery.im"),
+            bootstrap_servers=self.dep.servers,
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            group_id=None,
+            metadata_max_age_ms=1000,
+            fetch_max_wait_ms=100,
+        )
+        await consumer.start()
+        try:
+            while not self.stop.is_set():
+                batch = await consumer.getmany(timeout_ms=200)
+                for messages in batch.values():
+                    for m in messages:
+                        n = int(orjson.loads(m.value)["delivery_id"][2:])
+                        self.delivered.setdefault(n, m.timestamp)
+        finally:
+            await consumer.stop()
+
+    def longest_wait_s(self, start_ms: int, end_ms: int) -> float:
+        """The longest wait for delivery of a reply sent from `start_ms` to `end_ms` (one not
+        delivered yet counts until now)."""
+        now = int(time.time() * 1000)
+        waits = [
+            self.delivered.get(n, now) - t
+            for n, t in list(self.sent.items())
+            if start_ms <= t <= end_ms
+        ]
+        return max(waits, default=0) / 1000.0
+
+
+def _pause_after(traffic: Traffic, act: Callable[[], None], window: float) -> float:
+    start_ms = int(time.time() * 1000)
+    act()
+    time.sleep(window)
+    end_ms = int(time.time() * 1000)
+    time.sleep(3)  # the last replies of the window get their chance to be delivered
+    return traffic.longest_wait_s(start_ms, end_ms)
+
+
+def _start(dep: Deployment, workdir: Path) -> tuple[Worker, int]:
+    port = free_port()
+    worker = dep.start_worker(workdir, REPLYGATE_METRICS_PORT=str(port))
+    return worker, port
+
+
+def _round(dep: Deployment, traffic: Traffic, tmp: Path, r: int) -> dict[str, float]:
+    pauses: dict[str, float] = {}
+    joiner: list[Worker] = []
+
+    def join() -> None:
+        worker, port = _start(dep, tmp / f"r{r}-join")
+        joiner.append(worker)
+        wait_ready(port, worker, READY_BOUND)
+
+    pauses["join"] = _pause_after(traffic, join, WINDOW)
+    pauses["leave"] = _pause_after(traffic, lambda: joiner[0].stop(), WINDOW)
+    victim, port = _start(dep, tmp / f"r{r}-crash")
+    wait_ready(port, victim, READY_BOUND)
+    time.sleep(WINDOW)  # its join settles first
+    pauses["crash"] = _pause_after(traffic, victim.proc.kill, WINDOW + session_timeout())
+    victim.proc.wait(10)
+    return pauses
+
+
+def run(rounds: int = ROUNDS) -> dict[str, float]:
+    say(
+        f"== rebalance pause: {RATE:g} replies/s on {PARTITIONS} partitions, {rounds} rounds "
+        f"of join / SIGTERM leave / SIGKILL crash (session timeout {session_timeout():g} s)"
+    )
+    dep = Deployment(partitions=PARTITIONS)
+    dep.create_topics()
+    results: dict[str, list[float]] = {e: [] for e in EVENTS}
+    traffic = Traffic(dep)
+    with tempfile.TemporaryDirectory(prefix="rg-bench-") as tmp:
+        first, port = _start(dep, Path(tmp) / "first")
+        try:
+            wait_ready(port, first, READY_BOUND)
+            traffic.start()
+            time.sleep(5)
+            for r in range(rounds):
+                for event, pause in _round(dep, traffic, Path(tmp), r).items():
+                    results[event].append(pause)
+        finally:
+            traffic.close()
+            first.stop()
+            dep.cleanup()
+    medians = {}
+    for event in EVENTS:
+        say(f"  {event}: pauses {fmt(results[event], 2)} s")
+        medians[event] = median(results[event])
+        ratio(f"rebalance_pause_{event}_s", medians[event])
+    return medians

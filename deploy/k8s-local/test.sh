@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# `make test-k8s`: the images (deploy/images/build.sh), the local cluster with them loaded
+# (cluster-up.sh), the cluster tests (tests/k8s), then the cluster down again
+# (KEEP_CLUSTER=1 leaves it up for another run). Run under scripts/with-docker.sh, as root.
+#   deploy/k8s-local/test.sh [PYTEST ARGS...]
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+cd "$REPO"
+t0=$SECONDS
+bash deploy/images/build.sh
+# shellcheck disable=SC1091
+source .images/images.env
+down() { [[ -n ${KEEP_CLUSTER:-} ]] || bash "$HERE/cluster-down.sh"; }
+trap down EXIT
+bash "$HERE/cluster-up.sh" "$REPLYGATE_IMAGE" "$KAFKA_IMAGE"
+eval "$(bash "$HERE/cluster-up.sh" --env)"
+export K8S_LOCAL_TESTS=1 KAFKA_BOOTSTRAP_SERVERS=10.244.0.1:9094
+export REPLYGATE_IMAGE KAFKA_IMAGE K8S_CONTAINERD=/run/replygate-k8s/containerd.sock
+status=0
+.venv/bin/python -m pytest -q -p no:cacheprovider -o testpaths=tests/k8s tests/k8s "$@" || status=$?
+printf 'test-k8s: %ss in all\n' "$((SECONDS - t0))" >&2
+exit "$status"

@@ -1,0 +1,172 @@
+"""Steady turn traffic for the cluster tests: paced producing in a thread, and the deliveries
+read back with their broker timestamps (to find the longest pause)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+from tests.support.crash_harness import conversation, delivered_count
+from tests.support.samples import GITHUB_PAT, im_text, raw_reply
+
+OUTPUT_TOPICS = ("delivery.im", "corrections.requests", "replies.dlq")
+# The scripted corrector's answers, chosen by what the invalid reply says (its prose).
+GOOD = im_text([{"type": "text", "data": {"text": "The corrected answer"}}])
+FIXABLE, HOPELESS, CANCELLED = "fixable prose", "hopeless prose", "cancelled prose"
+# This run's turn ids start with it: a turn id the broker's workers finished in an earlier run
+# (the same cluster, KEEP_CLUSTER=1) would be dropped as a repeat.
+RUN = uuid.uuid4().hex[:8] + "-"
+
+
+def turn(i: int) -> tuple[str, dict[str, Any]]:
+    """Turn i as crash_harness.expected() judges it: i % 10 == 0 ends in a notice (the corrector
+    answers prose again), 5 is corrected, 7 is cancelled, 3 carries a secret, the rest are valid."""
+    conv, turn_id = conversation(i), f"{RUN}t-{i}"
+    prose = {0: HOPELESS, 5: FIXABLE, 7: CANCELLED}.get(i % 10)
+    if prose is not None:
+        return conv, raw_reply(turn_id=turn_id, conversation_id=conv, output={"text": prose})
+    secret = f" key {GITHUB_PAT}" if i % 10 == 3 else ""
+    text = im_text([{"type": "text", "data": {"text": f"answer {i}{secret}"}}])
+    return conv, raw_reply(turn_id=turn_id, conversation_id=conv, output={"text": text})
+
+
+def cancel(i: int) -> dict[str, Any]:
+    return {"turn_id": f"{RUN}t-{i}", "conversation_id": conversation(i), "action": "cancel"}
+
+
+@dataclass(eq=False)  # a Thread: hashed by identity
+class Producer(threading.Thread):
+    """Produces `total` turns at `rate` a second (a cancel after each cancelled turn)."""
+
+    servers: str
+    total: int
+    rate: float
+    produced: int = 0
+    sent_ms: list[int] = field(default_factory=list)
+    error: BaseException | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        super().__init__(daemon=True)
+
+    def run(self) -> None:
+        try:
+            asyncio.run(self._produce())
+        except BaseException as exc:
+            self.error = exc
+        finally:
+            self.done.set()
+
+    async def _produce(self) -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=self.servers, linger_ms=5, acks="all")
+        await producer.start()
+        try:
+            t0 = time.monotonic()
+            for i in range(self.total):
+                await asyncio.sleep(max(0.0, t0 + i / self.rate - time.monotonic()))
+                conv, record = turn(i)
+                self.sent_ms.append(int(time.time() * 1000))
+                await producer.send("replies.raw", orjson.dumps(record), key=conv.encode())
+                if i % 10 == 7:
+                    control = orjson.dumps(cancel(i))
+                    await producer.send("turns.control", control, key=conv.encode())
+                self.produced = i + 1
+            await producer.flush()
+        finally:
+            await producer.stop()
+
+    def wait_produced(self, count: int, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while self.produced < count and not self.done.is_set() and time.monotonic() < deadline:
+            time.sleep(0.2)
+
+
+Record = tuple[str, bytes | None, bytes, int]  # topic, key, value, broker timestamp (ms)
+
+
+async def read_outputs(
+    servers: str, until: Callable[[list[Record]], bool], timeout: float, settle: float = 5.0
+) -> list[Record]:
+    """Every output record from the beginning until `until(records)` (then `settle` seconds)."""
+    consumer = AIOKafkaConsumer(
+        *OUTPUT_TOPICS,
+        bootstrap_servers=servers,
+        group_id=None,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
+    await consumer.start()
+    records: list[Record] = []
+    deadline = time.monotonic() + timeout
+    settled_at: float | None = None
+    try:
+        while time.monotonic() < deadline:
+            batch = await consumer.getmany(timeout_ms=250)
+            for tp, messages in batch.items():
+                records.extend((tp.topic, m.key, m.value, m.timestamp) for m in messages)
+            if settled_at is None and until(records):
+                settled_at = time.monotonic() + settle
+            if settled_at is not None and time.monotonic() >= settled_at:
+                break
+    finally:
+        await consumer.stop()
+    return records
+
+
+def this_run(records: list[Record]) -> list[Record]:
+    """This run's output records, with the run prefix taken off the ids (`t-<i>`, as
+    crash_harness.judge reads them); a dead letter is this run's when it quotes the prefix."""
+    out: list[Record] = []
+    for topic, key, value, ts in records:
+        if topic == "replies.dlq":
+            if RUN.encode() in value:
+                out.append((topic, key, value, ts))
+            continue
+        record = orjson.loads(value)
+        field_name = "delivery_id" if topic == "delivery.im" else "turn_id"
+        ident = str(record.get(field_name, ""))
+        if ident.startswith(RUN):
+            record[field_name] = ident.removeprefix(RUN)
+            out.append((topic, key, orjson.dumps(record), ts))
+    return out
+
+
+def all_outcomes(total: int) -> Callable[[list[Record]], bool]:
+    want = delivered_count(total, corrections=True)
+    prefixed = RUN + "t-"
+
+    def complete(records: list[Record]) -> bool:
+        ids = {
+            i
+            for t, _k, v, _ts in records
+            if t == "delivery.im"
+            if (i := orjson.loads(v)["delivery_id"]).startswith(prefixed)
+        }
+        return len(ids) >= want
+
+    return complete
+
+
+def longest_wait_s(records: list[Record], sent_ms: list[int]) -> float:
+    """The longest a plain valid reply waited from its send to its delivery (the delivery
+    record's timestamp): the pause a user sees when a rebalance stalls its partition.
+    Corrected, noticed and cancelled turns wait for the corrector, so they are left out.
+    `records`: this run's (`this_run`)."""
+    delivered: dict[int, int] = {}
+    for topic, _k, value, ts in records:
+        if topic == "delivery.im":
+            delivered.setdefault(int(orjson.loads(value)["delivery_id"][2:]), ts)
+    waits = [
+        delivered[i] - sent
+        for i, sent in enumerate(sent_ms)
+        if i % 10 not in (0, 5, 7) and i in delivered
+    ]
+    return max(waits, default=0) / 1000.0
