@@ -13,7 +13,6 @@ Pure: no Kafka, no I/O outside `main`.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -507,23 +506,10 @@ def catalogue(contract_codes: ContractCodes) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write docs/error-codes.md; with `--check`, exit 1 (and say so) when it is out of date."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    from schemas.generated_doc import generated_doc_main
     from schemas.registry import contract_codes  # the registry imports the contracts
 
-    text = catalogue(contract_codes())
-    if args == ["--check"]:
-        current = CATALOGUE.read_text(encoding="utf-8") if CATALOGUE.exists() else ""
-        if current != text:
-            print(f"{CATALOGUE} is out of date: run `python -m schemas.codes`", file=sys.stderr)
-            return 1
-        return 0
-    if args:
-        print("usage: python -m schemas.codes [--check]", file=sys.stderr)
-        return 2
-    CATALOGUE.parent.mkdir(parents=True, exist_ok=True)
-    CATALOGUE.write_text(text, encoding="utf-8")
-    print(f"wrote {CATALOGUE}")
-    return 0
+    return generated_doc_main(argv, CATALOGUE, lambda: catalogue(contract_codes()), "schemas.codes")
 
 
 if __name__ == "__main__":

@@ -9,13 +9,13 @@ turn table's changelog and its assignor's leader topic).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Final
 
+from schemas.generated_doc import generated_doc_main
 from streams.broker.topology import Topology
 from streams.settings import Settings
 
@@ -226,16 +226,12 @@ def rewritten(doc: str, settings: Settings) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Rewrite the table in docs/security.md; with `--check`, exit 1 when it is out of date."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    current = DOC.read_text(encoding="utf-8")
-    text = rewritten(current, doc_settings())
-    if args == ["--check"]:
-        if text != current:
-            print(f"{DOC} is out of date: run `python -m streams.broker.acls`", file=sys.stderr)
-            return 1
-        return 0
-    DOC.write_text(text, encoding="utf-8")
-    return 0
+    return generated_doc_main(
+        argv,
+        DOC,
+        lambda: rewritten(DOC.read_text(encoding="utf-8"), doc_settings()),
+        "streams.broker.acls",
+    )
 
 
 if __name__ == "__main__":

@@ -6,11 +6,11 @@ id, family and the shape of what it masks, never a value.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
+from schemas.generated_doc import generated_doc_main
 from streams.core.leak_registry import BUILTIN_RULES, FAMILIES
 
 __all__ = ["PAGE", "page"]
@@ -109,20 +109,7 @@ def page() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write docs/leaks.md; with `--check`, exit 1 (and say so) when it is out of date."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    text = page()
-    if args == ["--check"]:
-        current = PAGE.read_text(encoding="utf-8") if PAGE.exists() else ""
-        if current != text:
-            print(f"{PAGE} is out of date: run `python -m streams.core.leak_docs`", file=sys.stderr)
-            return 1
-        return 0
-    if args:
-        print("usage: python -m streams.core.leak_docs [--check]", file=sys.stderr)
-        return 2
-    PAGE.write_text(text, encoding="utf-8")
-    print(f"wrote {PAGE} ({len(BUILTIN_RULES)} rules)")
-    return 0
+    return generated_doc_main(argv, PAGE, page, "streams.core.leak_docs")
 
 
 if __name__ == "__main__":

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import AIOKafkaProducer
 
 from tests.support.crash_harness import conversation, delivered_count
+from tests.support.kafka import read_from_start
 from tests.support.samples import GITHUB_PAT, im_text, raw_reply
 
 OUTPUT_TOPICS = ("delivery.im", "corrections.requests", "replies.dlq")
@@ -96,29 +97,14 @@ async def read_outputs(
     servers: str, until: Callable[[list[Record]], bool], timeout: float, settle: float = 5.0
 ) -> list[Record]:
     """Every output record from the beginning until `until(records)` (then `settle` seconds)."""
-    consumer = AIOKafkaConsumer(
-        *OUTPUT_TOPICS,
+    return await read_from_start(
+        OUTPUT_TOPICS,
+        until,
+        lambda topic, m: (topic, m.key, m.value, m.timestamp),
+        timeout,
+        settle,
         bootstrap_servers=servers,
-        group_id=None,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
     )
-    await consumer.start()
-    records: list[Record] = []
-    deadline = time.monotonic() + timeout
-    settled_at: float | None = None
-    try:
-        while time.monotonic() < deadline:
-            batch = await consumer.getmany(timeout_ms=250)
-            for tp, messages in batch.items():
-                records.extend((tp.topic, m.key, m.value, m.timestamp) for m in messages)
-            if settled_at is None and until(records):
-                settled_at = time.monotonic() + settle
-            if settled_at is not None and time.monotonic() >= settled_at:
-                break
-    finally:
-        await consumer.stop()
-    return records
 
 
 def this_run(records: list[Record]) -> list[Record]:

@@ -10,14 +10,16 @@ import sys
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from replygate_dev.demo import free_port
+
+T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -170,6 +172,45 @@ async def publish(
         return list(await asyncio.gather(*sent))
 
 
+async def read_from_start(
+    topics: Iterable[str],
+    until: Callable[[list[T]], bool],
+    row: Callable[[str, Any], T],
+    timeout: float = 60.0,
+    settle: float = 0.0,
+    **options: Any,
+) -> list[T]:
+    """Read topics from the beginning, one `row(topic, message)` each, until `until(rows)` is
+    true (then `settle` more seconds) or `timeout`; `options` go to the AIOKafkaConsumer."""
+    consumer = AIOKafkaConsumer(
+        *topics,
+        **{
+            "bootstrap_servers": bootstrap(),
+            "auto_offset_reset": "earliest",
+            "enable_auto_commit": False,
+            "group_id": None,
+            "metadata_max_age_ms": 1000,
+            **options,
+        },
+    )
+    await consumer.start()
+    rows: list[T] = []
+    deadline = time.monotonic() + timeout
+    settled_at: float | None = None
+    try:
+        while time.monotonic() < deadline:
+            batch = await consumer.getmany(timeout_ms=250)
+            for tp, messages in batch.items():
+                rows.extend(row(tp.topic, m) for m in messages)
+            if settled_at is None and until(rows):
+                settled_at = time.monotonic() + settle
+            if settled_at is not None and time.monotonic() >= settled_at:
+                break
+    finally:
+        await consumer.stop()
+    return rows
+
+
 async def collect(
     topics: Iterable[str],
     until: Any,
@@ -184,32 +225,16 @@ async def collect(
     Under exactly_once only committed transactions count (read_committed), as an endpoint reads.
     `client`: more AIOKafkaConsumer options, e.g. SASL (`PrivateBroker.sasl_client`).
     """
-    consumer = AIOKafkaConsumer(
-        *topics,
+    return await read_from_start(
+        topics,
+        until,
+        lambda topic, m: (topic, m.key, m.value),
+        timeout,
+        settle,
         bootstrap_servers=servers or bootstrap(),
         isolation_level="read_committed" if isolation == "exactly_once" else "read_uncommitted",
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        group_id=None,
-        metadata_max_age_ms=1000,
         **(client or {}),
     )
-    await consumer.start()
-    records: list[tuple[str, bytes | None, bytes]] = []
-    deadline = time.monotonic() + timeout
-    settled_at: float | None = None
-    try:
-        while time.monotonic() < deadline:
-            batch = await consumer.getmany(timeout_ms=250)
-            for tp, messages in batch.items():
-                records.extend((tp.topic, m.key, m.value) for m in messages)
-            if settled_at is None and until(records):
-                settled_at = time.monotonic() + settle
-            if settled_at is not None and time.monotonic() >= settled_at:
-                break
-    finally:
-        await consumer.stop()
-    return records
 
 
 def by_topic(records: list[tuple[str, bytes | None, bytes]]) -> dict[str, list[dict[str, Any]]]:
@@ -331,30 +356,7 @@ async def collect_messages(
     topics: Iterable[str], until: Any, timeout: float = 60.0, settle: float = 0.0
 ) -> list[Any]:
     """`collect`, keeping whole consumer records (topic, partition, key, value, headers)."""
-    consumer = AIOKafkaConsumer(
-        *topics,
-        bootstrap_servers=bootstrap(),
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        group_id=None,
-        metadata_max_age_ms=1000,
-    )
-    await consumer.start()
-    records: list[Any] = []
-    deadline = time.monotonic() + timeout
-    settled_at: float | None = None
-    try:
-        while time.monotonic() < deadline:
-            batch = await consumer.getmany(timeout_ms=250)
-            for messages in batch.values():
-                records.extend(messages)
-            if settled_at is None and until(records):
-                settled_at = time.monotonic() + settle
-            if settled_at is not None and time.monotonic() >= settled_at:
-                break
-    finally:
-        await consumer.stop()
-    return records
+    return await read_from_start(topics, until, lambda _topic, m: m, timeout, settle)
 
 
 def worker_exit(proc: subprocess.Popen[bytes], timeout: float = 90.0) -> int | None:
