@@ -317,8 +317,9 @@ class Gate:
 
     def judge_tool_call(self, call: ToolCall) -> Decision:
         result = self.files.run_tool(call)
-        masked_input, input_hits = self.masker.mask_tree(result.input, "input")
-        masked_output, output_hits = self.masker.mask_tree(result.output, "output")
+        # One tree: a value found by context in the input is masked in the output too.
+        both, hits = self.masker.mask_tree({"input": result.input, "output": result.output})
+        masked_input, masked_output = both["input"], both["output"]
         if result.status == "ok":
             text = (
                 "Rich output accepted."
@@ -349,7 +350,7 @@ class Gate:
             output=record,
             topic=self.settings.topic("toolresults"),
             key=call.task_id.encode(),
-            masked=tuple(input_hits + output_hits),
+            masked=tuple(hits),
         )
 
     def dead_letter(

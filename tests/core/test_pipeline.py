@@ -380,3 +380,20 @@ def test_closed_platforms_turn_an_unknown_platform_into_a_dead_letter(tmp_path: 
     line = CheckSession(gate).line(encode(raw_reply(platform="fax")), 1, NOW).line()
     assert line["verdict"] == "dead_letter"
     assert [e["code"] for e in line["errors"]] == ["unknown_platform"]
+
+
+def test_a_value_found_in_a_tool_calls_input_is_masked_in_its_output(tmp_path: Path) -> None:
+    """Once known, masked everywhere: the input and the CSV snapshot are one record."""
+    secret = "Zq8vN3xLw2pTqR7m"
+    gate = disk_gate(Settings(workspaces_root=tmp_path / "ws", media_root=tmp_path))
+    (tmp_path / "ws" / "ws-3" / "reports").mkdir(parents=True)
+    (tmp_path / "ws" / "ws-3" / "reports" / "sales.csv").write_text(
+        SALES_CSV.replace("Mar", secret)
+    )
+    arguments = csv_chart_arguments()
+    arguments["description"] = f'db_password = "{secret}"'
+    line = check(gate, tool_call(arguments))
+    assert line["action"] == "tool_result", line["errors"]
+    assert secret not in orjson.dumps(line).decode()
+    (chart,) = line["output"]["metadata"]["normalized"]["generic"]["output"]["resolved_charts"]
+    assert chart["labels"] == ["Jan", "Feb", "[REDACTED:password-assignment]"]
