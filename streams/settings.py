@@ -355,6 +355,11 @@ ENV_PREFIX = "REPLYGATE_"
 # REPLYGATE_* variables that are not settings: the worker's log level, the crash tests'
 # failpoint, the image name of the Compose file.
 OTHER_VARIABLES = frozenset({"REPLYGATE_LOGLEVEL", "REPLYGATE_FAILPOINT", "REPLYGATE_IMAGE"})
+# What Kubernetes injects for a Service named replygate-* in a pod whose service links are on
+# (`REPLYGATE_METRICS_SERVICE_HOST`, `REPLYGATE_METRICS_PORT_9108_TCP_ADDR`): not a typo.
+_SERVICE_LINK = re.compile(
+    r"[A-Z0-9_]+_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT_[0-9]+_(TCP|UDP|SCTP)(_PROTO|_PORT|_ADDR)?)"
+)
 
 
 def _is_scalar_list(annotation: Any) -> bool:
@@ -395,7 +400,7 @@ def unknown_variable(environ: Mapping[str, str]) -> str | None:
     known = setting_variables() | OTHER_VARIABLES
     for variable in sorted(environ):
         upper = variable.upper()
-        if not upper.startswith(ENV_PREFIX) or upper in known:
+        if not upper.startswith(ENV_PREFIX) or upper in known or _SERVICE_LINK.fullmatch(upper):
             continue
         close = difflib.get_close_matches(upper, sorted(known), n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]}?)" if close else ""

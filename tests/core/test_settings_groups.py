@@ -123,3 +123,19 @@ def test_a_variable_that_is_not_json_is_named(monkeypatch: pytest.MonkeyPatch) -
     with pytest.raises(ConfigError) as refused:
         load_settings()
     assert str(refused.value) == "settings: REPLYGATE_CORRECTOR: the value is not valid JSON"
+
+
+def test_kubernetes_service_links_are_not_typos() -> None:
+    """A Service named replygate-metrics injects these into every pod of its namespace."""
+    links = {
+        "REPLYGATE_METRICS_SERVICE_HOST": "10.96.0.7",
+        "REPLYGATE_METRICS_SERVICE_PORT": "9108",
+        "REPLYGATE_METRICS_SERVICE_PORT_METRICS": "9108",
+        "REPLYGATE_METRICS_PORT_9108_TCP": "tcp://10.96.0.7:9108",
+        "REPLYGATE_METRICS_PORT_9108_TCP_ADDR": "10.96.0.7",
+        "REPLYGATE_METRICS_PORT_9108_TCP_PROTO": "tcp",
+        "REPLYGATE_METRICS_PORT_9108_TCP_PORT": "9108",
+    }
+    assert unknown_variable(links) is None
+    said = unknown_variable({**links, "REPLYGATE_PARTITONS": "4"})
+    assert said is not None and "REPLYGATE_PARTITONS" in said
