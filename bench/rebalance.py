@@ -21,7 +21,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
@@ -30,6 +29,7 @@ from replygate_dev.demo import free_port
 
 from bench.common import fmt, median, ratio, say
 from bench.kafka import Deployment, Worker, wait_ready
+from bench.recovery import im_reply
 
 PARTITIONS = 4
 RATE = 100.0  # replies a second: well under one worker's capacity, so a gap is a pause
@@ -47,17 +47,7 @@ def session_timeout() -> float:
 
 def _reply(n: int) -> tuple[bytes, bytes]:
     conversation = f"c-{n % 64}"
-    text = orjson.dumps({"segments": [{"type": "text", "data": {"text": f"answer {n}"}}]})
-    value = {
-        "turn_id": f"t-{n}",
-        "conversation_id": conversation,
-        "platform": "im",
-        "contract": "im.segments.v1",
-        "attempt": 0,
-        "output": {"text": text.decode()},
-        "produced_at": datetime.now(UTC).isoformat(),
-    }
-    return conversation.encode(), orjson.dumps(value)
+    return conversation.encode(), im_reply(f"t-{n}", conversation)
 
 
 @dataclass

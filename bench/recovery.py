@@ -35,7 +35,8 @@ EXPIRY_SECONDS = 300.0
 CLEANUP_SECONDS = 2 * HORIZON_SECONDS + 60 + 120
 
 
-def _reply(turn: str, conversation: str) -> bytes:
+def im_reply(turn: str, conversation: str) -> bytes:
+    """A valid `im.segments.v1` RawReply, as the recovery and rebalance benches send it."""
     text = orjson.dumps({"segments": [{"type": "text", "data": {"text": f"done {turn}"}}]})
     return orjson.dumps(
         {
@@ -74,7 +75,7 @@ async def _ticks(dep: Deployment, round_no: int) -> None:
     """One fresh turn on each partition: broker time moves on, old turns expire."""
     topic = dep.topic("replies_raw")
     records = [
-        (topic, f"tick-{p}".encode(), _reply(f"tick-{round_no}-{p}", f"k{p}"))
+        (topic, f"tick-{p}".encode(), im_reply(f"tick-{round_no}-{p}", f"k{p}"))
         for p in range(PARTITIONS * 4)
     ]
     await produce_all(dep.servers, records)
@@ -156,7 +157,7 @@ def _fill_and_expire(dep: Deployment, n: int, workdir: Path) -> None:
     try:
         topic = dep.topic("replies_raw")
         records = [
-            (topic, f"c-{i % 997}".encode(), _reply(f"t-{i}", f"c-{i % 997}")) for i in range(n)
+            (topic, f"c-{i % 997}".encode(), im_reply(f"t-{i}", f"c-{i % 997}")) for i in range(n)
         ]
         asyncio.run(produce_all(dep.servers, records))
         delivery = [dep.topic("delivery.im")]
