@@ -206,13 +206,16 @@ def test_replygate_image_runs_non_root_is_ready_delivers_and_stops_on_sigterm(
 
 # ------------------------------------------------------------------ docker compose
 COMPOSE = REPO / "docker-compose.yml"
+COMPOSE_TLS = REPO / "docker-compose.tls.yml"
 SERVICES = ("kafka", "topics", "worker", "prometheus")  # Grafana: no image here (test_deploy)
 
 
 class Stack:
-    """`docker compose` on docker-compose.yml with the local images and free loopback ports."""
+    """`docker compose` on docker-compose.yml (plus `overrides`) with the local images and
+    free loopback ports."""
 
-    def __init__(self) -> None:
+    def __init__(self, *overrides: Path, **env: str) -> None:
+        self.files = [arg for path in (COMPOSE, *overrides) for arg in ("-f", str(path))]
         self.project = f"rgtest{uuid.uuid4().hex[:8]}"
         self.kafka_port = free_port()
         self.worker_port = free_port()
@@ -226,11 +229,12 @@ class Stack:
             "WORKER_METRICS_PORT": str(self.worker_port),
             "PROMETHEUS_PORT": str(self.prometheus_port),
             "GRAFANA_PORT": str(free_port()),
+            **env,
         }
 
     def run(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [docker(), "compose", "-p", self.project, "-f", str(COMPOSE), *args],
+            [docker(), "compose", "-p", self.project, *self.files, *args],
             cwd=REPO,
             env={**os.environ, **self.env},
             capture_output=True,
@@ -254,17 +258,38 @@ class Stack:
         return {r["metric"]["outcome"]: float(r["value"][1]) for r in body["data"]["result"]}
 
 
-@pytest.fixture
-def stack() -> Iterator[Stack]:
-    stack = Stack()
+def up(stack: Stack, *services: str) -> Iterator[Stack]:
+    """The stack's `services` up for a test, and down (volumes too) after it."""
     try:
-        up = stack.run("up", "-d", "--no-build", "--pull", "never", *SERVICES)
-        assert up.returncode == 0, up.stdout + up.stderr + stack.run("logs").stdout[-6000:]
+        done = stack.run("up", "-d", "--no-build", "--pull", "never", *services)
+        assert done.returncode == 0, done.stdout + done.stderr + stack.run("logs").stdout[-6000:]
         yield stack
     finally:
         print(stack.run("logs", "--tail", "40").stdout)
         down = stack.run("down", "-v", "--remove-orphans", "--timeout", "30")
         assert down.returncode == 0, down.stdout + down.stderr
+
+
+@pytest.fixture
+def stack() -> Iterator[Stack]:
+    yield from up(Stack(), *SERVICES)
+
+
+@pytest.fixture
+def tls_stack(tmp_path: Path) -> Iterator[Stack]:
+    """docker-compose.tls.yml over the stack, with certificates made as its header says."""
+    tls = tmp_path / "tls"
+    env = {"KAFKA_TLS_DIR": str(tls), "KAFKA_TLS_SAN": "DNS:kafka,DNS:localhost"}
+    certs = subprocess.run(
+        ["bash", str(REPO / "deploy/kafka-local/kafka-local.sh"), "certs"],
+        env={**os.environ, **env, "KAFKA_TLS_SHARED": "1"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert certs.returncode == 0, certs.stderr
+    yield from up(Stack(COMPOSE_TLS, KAFKA_TLS_DIR=str(tls)), "kafka", "topics", "worker")
 
 
 def test_compose_stack_delivers_and_prometheus_counts_the_outcomes(stack: Stack) -> None:
@@ -289,3 +314,31 @@ def test_compose_stack_delivers_and_prometheus_counts_the_outcomes(stack: Stack)
     wait_until(counted, 120, "replygate_outcomes_total in Prometheus")
     seen = stack.outcomes()
     assert seen["delivered"] == 2 and seen["failure_notice"] == 1 and seen["dead_letter"] == 1
+
+
+def test_compose_tls_override_the_worker_reaches_the_broker_only_through_mutual_tls(
+    tls_stack: Stack,
+) -> None:
+    """The topics job and the worker are given only the mutual-TLS listener (a client
+    certificate from the CA required), so a delivery proves the handshake; their environment
+    names the secret files, never their content."""
+    config = tls_stack.run("config", "--format", "json")
+    assert config.returncode == 0, config.stderr
+    services = json.loads(config.stdout)["services"]
+    for name in ("topics", "worker"):
+        env = services[name]["environment"]
+        assert env["REPLYGATE_KAFKA_BOOTSTRAP_SERVERS"] == "kafka:9095"
+        assert env["REPLYGATE_KAFKA_SECURITY__PROTOCOL"] == "SSL"
+        assert not any("BEGIN" in str(value) for value in env.values())
+    wait_for_metadata(tls_stack.bootstrap, timeout=120)
+    asyncio.run(produce("replies.raw", replies("tls"), servers=tls_stack.bootstrap))
+    records = asyncio.run(
+        collect(
+            ["delivery.im", "replies.dlq"],
+            delivered("delivery.im", "tls-valid", "tls-leaky", "tls-twice"),
+            timeout=180,
+            settle=2,
+            servers=tls_stack.bootstrap,
+        )
+    )
+    check_deliveries(records, "delivery.im", "replies.dlq", "tls")
