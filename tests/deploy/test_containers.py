@@ -292,19 +292,25 @@ def tls_stack(tmp_path: Path) -> Iterator[Stack]:
     yield from up(Stack(COMPOSE_TLS, KAFKA_TLS_DIR=str(tls)), "kafka", "topics", "worker")
 
 
-def test_compose_stack_delivers_and_prometheus_counts_the_outcomes(stack: Stack) -> None:
+def send_and_check(stack: Stack, tag: str) -> None:
+    """`replies(tag)` in through the host port; each outcome out as `check_deliveries` wants."""
     wait_for_metadata(stack.bootstrap, timeout=120)
-    asyncio.run(produce("replies.raw", replies("compose"), servers=stack.bootstrap))
+    asyncio.run(produce("replies.raw", replies(tag), servers=stack.bootstrap))
+    turns = (f"{tag}-valid", f"{tag}-leaky", f"{tag}-twice")
     records = asyncio.run(
         collect(
             ["delivery.im", "replies.dlq"],
-            delivered("delivery.im", "compose-valid", "compose-leaky", "compose-twice"),
+            delivered("delivery.im", *turns),
             timeout=180,
             settle=2,
             servers=stack.bootstrap,
         )
     )
-    check_deliveries(records, "delivery.im", "replies.dlq", "compose")
+    check_deliveries(records, "delivery.im", "replies.dlq", tag)
+
+
+def test_compose_stack_delivers_and_prometheus_counts_the_outcomes(stack: Stack) -> None:
+    send_and_check(stack, "compose")
 
     # Prometheus scrapes the worker every 15 s (deploy/prometheus/prometheus.yml)
     def counted() -> bool:
@@ -330,15 +336,4 @@ def test_compose_tls_override_the_worker_reaches_the_broker_only_through_mutual_
         assert env["REPLYGATE_KAFKA_BOOTSTRAP_SERVERS"] == "kafka:9095"
         assert env["REPLYGATE_KAFKA_SECURITY__PROTOCOL"] == "SSL"
         assert not any("BEGIN" in str(value) for value in env.values())
-    wait_for_metadata(tls_stack.bootstrap, timeout=120)
-    asyncio.run(produce("replies.raw", replies("tls"), servers=tls_stack.bootstrap))
-    records = asyncio.run(
-        collect(
-            ["delivery.im", "replies.dlq"],
-            delivered("delivery.im", "tls-valid", "tls-leaky", "tls-twice"),
-            timeout=180,
-            settle=2,
-            servers=tls_stack.bootstrap,
-        )
-    )
-    check_deliveries(records, "delivery.im", "replies.dlq", "tls")
+    send_and_check(tls_stack, "tls")
