@@ -144,6 +144,7 @@ class Worker:
         )
 
     async def handle(self, events: Sequence[EventT[bytes]]) -> None:
+        """One batch: its offsets checked before anything of it is judged, then its flow."""
         started = time.perf_counter()
         self.index.refresh()
         records = [(source_of(event), event.value) for event in events]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from faust.types import EventT
@@ -40,28 +41,22 @@ def source_of(event: EventT[bytes]) -> Source:
     )
 
 
+@dataclass
 class BatchFlow:
     """`run`: judge a batch, then write its state, then send its outputs, all acknowledged."""
 
-    def __init__(
-        self,
-        batch: TurnBatch,
-        store: TurnStore,
-        index: StoredIndex,
-        changelog: str,
-        sender: Sender,
-        outputs: OutputTopics,
-        metrics: WorkerMetrics,
-    ) -> None:
-        self.batch = batch
-        self.store = store
-        self.index = index
-        self.changelog = changelog
-        self.sender = sender
-        self.outputs = outputs
-        self.metrics = metrics
-        self.judge = ThreadPoolExecutor(1, thread_name_prefix="replygate-judge")
-        self.judging_off_loop = False
+    batch: TurnBatch
+    store: TurnStore
+    index: StoredIndex
+    changelog: str
+    sender: Sender
+    outputs: OutputTopics
+    metrics: WorkerMetrics
+    judge: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="replygate-judge")
+    )
+    # whether a batch is being judged in the thread (the deadline scan then keeps off the index)
+    judging_off_loop: bool = False
 
     async def run(self, records: list[tuple[Source, bytes]]) -> BatchResult:
         result = await self._judge(records)

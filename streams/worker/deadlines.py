@@ -12,6 +12,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,31 +28,23 @@ log = logging.getLogger("replygate.worker")
 DEADLINE_RESEND_SECONDS = 10.0
 
 
+@dataclass
 class DeadlineScan:
-    """`scan` sends the due deadline events; `report` learns how many turns are pending.
+    """`scan` sends the due deadline events and `report`s how many turns are pending.
 
     `judging_off_loop` says a batch is being judged in a thread: the index must not be rebuilt
     under it (the batch rebuilds it first anyway). `acked` sends one record and awaits its
     acknowledgement.
     """
 
-    def __init__(
-        self,
-        app: Any,
-        index: StoredIndex,
-        topic: str,
-        judging_off_loop: Callable[[], bool],
-        acked: Callable[[Out], Awaitable[Any]],
-        report: Callable[[int], None],
-    ) -> None:
-        self.app = app
-        self.index = index
-        self.topic = topic
-        self.judging_off_loop = judging_off_loop
-        self.acked = acked
-        self.report = report
-        # turn key -> monotonic time before which its deadline event is not sent again
-        self.sent: dict[bytes, float] = {}
+    app: Any
+    index: StoredIndex
+    topic: str
+    judging_off_loop: Callable[[], bool]
+    acked: Callable[[Out], Awaitable[Any]]
+    report: Callable[[int], None]
+    # turn key -> monotonic time before which its deadline event is not sent again
+    sent: dict[bytes, float] = field(default_factory=dict)
 
     async def scan(self) -> None:
         app = self.app

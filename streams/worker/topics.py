@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from streams.broker.options import aiokafka_options, identity
@@ -56,15 +57,15 @@ async def create_at_start(topology: Topology, kafka: KafkaSettings) -> None:
         fail_stop(refused)
 
 
+@dataclass
 class OutputTopics:
     """Output topics declared with our partitions and size limit at their first send: a new
     platform's delivery topic exists before a record goes to it."""
 
-    def __init__(self, app: Any, topology: Topology, partitions: int) -> None:
-        self.app = app
-        self.topology = topology
-        self.partitions = partitions
-        self.declared: set[str] = set()
+    app: Any
+    topology: Topology
+    partitions: int
+    declared: set[str] = field(default_factory=set)
 
     async def declare(self, names: Iterable[str]) -> None:
         for name in set(names) - self.declared:
