@@ -13,7 +13,7 @@ import faust
 
 from bench.kafka import PASSTHROUGH_OUTPUT
 from streams.broker.topology import Topic, Topology
-from streams.settings import Settings
+from streams.settings import BoundsSettings, KafkaSettings, Settings, WorkerSettings
 from streams.worker.app import app_options
 from streams.worker.consumer import InLoopApp
 
@@ -21,7 +21,14 @@ _settings = Settings()
 _settings.data_dir.mkdir(parents=True, exist_ok=True)
 _partitions = _settings.partitions
 _topology = Topology.of(_settings)
-app = InLoopApp(_settings.app_id, **app_options(_settings))
+app = InLoopApp(
+    _settings.app_id,
+    **app_options(
+        _settings.group(KafkaSettings),
+        _settings.group(WorkerSettings),
+        _settings.group(BoundsSettings),
+    ),
+)
 _out = app.topic(_topology.own(PASSTHROUGH_OUTPUT), partitions=_partitions)
 
 

@@ -53,7 +53,7 @@ from streams.core.leak_views import View, decoded_views
 from streams.core.leak_walk import SecretKeys, TreeWalk, tree_is_clean
 
 if TYPE_CHECKING:
-    from streams.settings import Settings
+    from streams.settings import ContractSettings
 
 __all__ = ["BUILTIN_RULE_IDS", "LITERAL_RULE", "LeakRuleError", "MaskHit", "Masker"]
 
@@ -147,7 +147,7 @@ class Masker:
         self._keys = SecretKeys()
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Masker:
+    def from_settings(cls, settings: ContractSettings) -> Masker:
         """The deployment's literals (SecretStr) and extra patterns on top of the built-ins."""
         literals = [s.get_secret_value() for s in settings.leak_literals]
         return cls(literals=literals, patterns=dict(settings.leak_patterns))

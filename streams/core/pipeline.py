@@ -65,7 +65,7 @@ from streams.core.decision import (
 )
 from streams.core.leaks import Masker, MaskHit
 from streams.core.ports import NO_TURNS, FileStage, TurnView
-from streams.settings import Settings
+from streams.settings import ContractSettings, Settings
 
 # Re-exported: the decision types are `streams.core.decision`'s; callers may name them here.
 __all__ = [
@@ -164,7 +164,7 @@ class Gate:
     def __post_init__(self) -> None:
         if not self.contracts:
             self.contracts = build_registry(self.settings)
-        self.masker = Masker.from_settings(self.settings)
+        self.masker = Masker.from_settings(self.settings.group(ContractSettings))
 
     # ---- entry points -------------------------------------------------------------------
 

@@ -40,7 +40,7 @@ from streams.endpoint.dedup import SeenIds
 from streams.endpoint.handoff import HandOff, Stopped, delivery_line
 from streams.errors import RuntimeFailure
 from streams.ops import failpoints
-from streams.settings import Settings
+from streams.settings import ContractSettings, Settings
 
 log = logging.getLogger("replygate.deliveries")
 # Between two tries to reach the broker, within `endpoint.connect_timeout_seconds`.
@@ -144,7 +144,7 @@ class Endpoint:
 
     def __post_init__(self) -> None:
         self.group = self.group or default_group(self.platform)
-        self.masker = Masker.from_settings(self.settings)
+        self.masker = Masker.from_settings(self.settings.group(ContractSettings))
 
     @property
     def topic(self) -> str:

@@ -2,9 +2,8 @@
 
 faust-streaming's aiokafka driver is a `ThreadDelegateConsumer`: the aiokafka consumer runs its
 own loop in `AIOKafkaConsumerThread`, and every fetch, commit and seek crosses to that thread and
-back through two method queues: a bare Faust copy agent spent about twice the bare aiokafka
-passthrough's CPU per record, on `futex` calls (the GIL passing between the threads; the figures
-are in bench/README.md, "Why the worker's latency is far from the passthrough's").
+back through two method queues, and the GIL passing between the threads costs CPU on every
+record (bench/README.md, "Why the worker's latency is far from the passthrough's").
 
 `InLoopConsumerThread` keeps Faust's whole consumer (its rebalance callbacks, fetch contexts,
 commit bookkeeping and this worker's fixes to them) and changes only where it runs: its service

@@ -22,10 +22,12 @@ from pydantic import ValidationError
 from schemas.records import CorrectionRequest, ErrorEntry, ModelOutput, RawReply
 from streams.core.pipeline import iso
 from streams.core.trace import trace_of
-from streams.settings import CorrectorSettings, Settings
+from streams.settings import CorrectorSettings
 
 if TYPE_CHECKING:
     import faust
+
+    from streams.broker.topology import Topology
 
 log = logging.getLogger("replygate.corrector")
 
@@ -193,7 +195,7 @@ async def complete(
 
 
 async def correct(
-    client: httpx.AsyncClient, settings: Settings, raw: bytes, now: datetime | None = None
+    client: httpx.AsyncClient, settings: CorrectorSettings, raw: bytes, now: datetime | None = None
 ) -> RawReply | None:
     """The attempt-1 reply for one correction request, or None (logged) when there is none."""
     try:
@@ -202,7 +204,7 @@ async def correct(
         log.error("skipping a malformed correction request: %s", exc)
         return None
     try:
-        content = await complete(client, settings.corrector, build_messages(request))
+        content = await complete(client, settings, build_messages(request))
     except CorrectionFailed as exc:
         log.warning(
             "correction of turn %s failed (%s); the deadline will send the failure notice",
@@ -211,19 +213,19 @@ async def correct(
         )
         return None
     moment = now or datetime.now(UTC)
-    return reply_from_completion(request, content, settings.corrector.model, moment)
+    return reply_from_completion(request, content, settings.model, moment)
 
 
-def register_corrector(app: faust.App, settings: Settings) -> Any:
+def register_corrector(
+    app: faust.App, settings: CorrectorSettings, topology: Topology, partitions: int
+) -> Any:
     """Add the corrector agent to the worker: corrections in, attempt-1 replies out."""
     from streams.broker.refusals import denied, is_denied
-    from streams.broker.topology import Topology
     from streams.worker.sender import fail_stop
 
-    topology = Topology.of(settings)
-    corrections = app.topic(topology.corrections.name, partitions=settings.partitions)
+    corrections = app.topic(topology.corrections.name, partitions=partitions)
     replies = app.topic(
-        topology.replies.name, partitions=settings.partitions, config=dict(topology.replies.config)
+        topology.replies.name, partitions=partitions, config=dict(topology.replies.config)
     )
 
     async def corrector(stream: Any) -> None:

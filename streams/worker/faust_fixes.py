@@ -16,13 +16,16 @@ And one cost: Faust hands each fetched record to the streams through `Service.wa
 (consumer.py:1220), which wraps the hand-on and three events in four tasks and cancels three:
 several event-loop turns per record (bench/README.md), though the hand-on almost never waits
 (`deliver_inline`).
+
+Besides, the offsets Faust commits are kept whole (`guard_offsets`): a hole it would skip, a
+commit one past the mark, a partition paused for good on a full buffer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import types
-from collections.abc import Coroutine, Generator, Iterable
+from collections.abc import Coroutine, Generator, Iterable, Mapping
 from typing import Any
 
 from mode.services import WaitResults
@@ -178,3 +181,58 @@ HEARTBEAT_MAX_SECONDS = 1.0
 def heartbeat_interval(session_timeout_seconds: float) -> float:
     """Seconds between heartbeats: a third of the session timeout, at most a second."""
     return min(HEARTBEAT_MAX_SECONDS, session_timeout_seconds / 3)
+
+
+def guard_offsets(
+    consumer: Any, holes: list[str], log_starts: Mapping[tuple[str, int], int]
+) -> None:
+    """The consumer's side of the worker's offset guard (`streams.worker.offsets`): a hole in
+    what it hands on is kept in `holes`, never committed; a commit starts exactly at the
+    committed offset, or at the log start of a partition the group never committed; and a
+    partition is never paused for a full stream buffer."""
+    keep_holes(consumer, holes)
+    commit_from_the_mark(consumer, log_starts)
+    never_pause_for_buffer(consumer)
+
+
+def keep_holes(consumer: Any, holes: list[str]) -> None:
+    """Faust records offsets missing between two fetched records as a "gap" it acknowledges
+    itself (meant for transaction markers). replygate's inputs have none, so a hole means
+    records were fetched and not handed on; committing past it would lose them."""
+
+    async def keep_hole(tp: Any, offset_from: int, offset_to: int) -> None:
+        holes.append(f"{tp.topic}:{tp.partition} offsets {offset_from}..{offset_to - 1}")
+
+    consumer._add_gap = keep_hole
+
+
+def commit_from_the_mark(consumer: Any, log_starts: Mapping[tuple[str, int], int]) -> None:
+    """Faust commits past a one-record hole at the head of what was acknowledged (its check is
+    off by one): a commit must start exactly at the committed offset. A partition the group
+    never committed starts at its log start, which the worker looks up on assignment
+    (`OffsetWatch.learn_assigned_log_starts`); until then nothing of it is committed."""
+    new_offset = consumer._new_offset
+
+    def contiguous_new_offset(tp: Any) -> int | None:
+        acked = consumer._acked[tp]
+        committed = consumer._committed_offset.get(tp)
+        start = committed if committed is not None else log_starts.get(tp[:2])
+        if acked and (start is None or min(acked) > start):
+            return None
+        result: int | None = new_offset(tp)
+        return result
+
+    consumer._new_offset = contiguous_new_offset
+
+
+def never_pause_for_buffer(consumer: Any) -> None:
+    """Faust takes a partition out of the fetch set when a stream's buffer is nearly full and
+    puts it back on a pressure-drop callback that its blocking path never registers: the
+    partition then stays paused for good. The blocking put into the stream's queue is
+    back-pressure enough."""
+    consumer.on_buffer_full = _ignore
+    consumer.on_buffer_drop = _ignore
+
+
+def _ignore(tp: Any) -> None:
+    del tp

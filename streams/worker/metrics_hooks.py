@@ -21,25 +21,30 @@ log = logging.getLogger("replygate.metrics")
 _NOT_OUTCOMES = {"correction_requested", "ignored"}
 
 
-class WorkerMetrics:
-    """The worker's metrics, with allow-lists taken from this deployment's gate."""
+def worker_metrics(settings: Settings, gate: Gate) -> WorkerMetrics:
+    """The worker's metrics: their allow-lists span the deployment (contracts, platforms,
+    topics, leak rules), so they are built from the whole settings, here only."""
+    metrics = Metrics.from_settings(
+        settings, rules=gate.masker.rule_ids, contracts=tuple(gate.contracts)
+    )
+    return WorkerMetrics(metrics, Topology.of(settings), settings.metrics_port)
 
-    def __init__(self, settings: Settings, gate: Gate) -> None:
-        self.settings = settings
-        self.metrics = Metrics.from_settings(
-            settings,
-            rules=gate.masker.rule_ids,
-            contracts=tuple(gate.contracts),
-        )
+
+class WorkerMetrics:
+    """The worker's metrics, with allow-lists taken from this deployment's gate; `port`
+    serves them (0: not served)."""
+
+    def __init__(self, metrics: Metrics, topology: Topology, port: int) -> None:
+        self.metrics = metrics
+        self.port = port
         self.server: MetricsServer | None = None
-        topology = Topology.of(settings)
         # the partitions whose lag is reported: the inputs' (not the deadline topic's)
         self.inputs = frozenset(topic.name for topic in topology.inputs())
         self.toolcalls = topology.toolcalls.name
 
     def serve(self, ready: Callable[[], bool]) -> None:
-        if self.server is None and self.settings.metrics_port:
-            self.server = serve(self.metrics, self.settings.metrics_port, ready=ready)
+        if self.server is None and self.port:
+            self.server = serve(self.metrics, self.port, ready=ready)
 
     def batch(self, result: BatchResult, size: int, seconds: float) -> None:
         """One handled batch of `size` records: its inputs counted and timed, its outcomes,

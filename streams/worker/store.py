@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from streams.core.batch import Write
+from streams.core.state import TurnIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,3 +80,23 @@ class TurnStore:
         for key, value in list(store.data.items()):
             if value is not None:
                 yield partitions.get(key, 0), key, value
+
+
+class StoredIndex:
+    """The `TurnIndex` of the turns in the store, rebuilt after a rebalance changed which
+    partitions the store holds (`stale`), so pending turns are never looked for by a scan."""
+
+    def __init__(self, index: TurnIndex, store: TurnStore) -> None:
+        self.index = index
+        self.store = store
+        self.fresh = False
+
+    def stale(self) -> None:
+        self.fresh = False
+
+    def refresh(self) -> TurnIndex:
+        """The index, rebuilt first if a rebalance came since the last rebuild."""
+        if not self.fresh:
+            self.index.rebuild(self.store.items())
+            self.fresh = True
+        return self.index

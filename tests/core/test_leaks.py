@@ -30,7 +30,7 @@ from streams.core.leak_registry import BUILTIN_RULES, FAMILIES
 from streams.core.leak_rules import is_placeholder
 from streams.core.leak_views import decoded_views, may_hide
 from streams.core.leaks import BUILTIN_RULE_IDS, LeakRuleError, Masker, MaskHit
-from streams.settings import MIN_LEAK_LITERAL_CHARS, Settings
+from streams.settings import MIN_LEAK_LITERAL_CHARS, ContractSettings, Settings
 from tests.support.gates import disk_gate
 from tests.support.samples import html_reply, im_text, raw_reply
 
@@ -704,7 +704,7 @@ def test_check_refuses_a_short_literal_with_one_message(
 
 
 def test_from_settings() -> None:
-    settings = Settings(
+    settings = ContractSettings(
         leak_literals=[SecretStr("CANARY-from-settings")],
         leak_patterns={"acme-key": r"ACME-[0-9A-F]{16}"},
     )

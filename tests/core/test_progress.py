@@ -13,7 +13,7 @@ from streams.cli.check_session import CheckSession
 from streams.core.pipeline import Gate, Source
 from streams.core.state import written
 from streams.core.turns import on_reply
-from streams.worker.metrics_hooks import WorkerMetrics
+from streams.worker.metrics_hooks import worker_metrics
 from tests.core.test_batch import T0, Harness
 from tests.support.samples import GITHUB_PAT, NOW, encode, raw_reply
 
@@ -160,7 +160,7 @@ def test_the_batch_writes_no_state_for_progress_and_the_correction_still_counts(
 
 def test_progress_outcomes_are_counted_with_bounded_labels(tmp_path: Path) -> None:
     harness = Harness(tmp_path)
-    metrics = WorkerMetrics(harness.settings, harness.gate)
+    metrics = worker_metrics(harness.settings, harness.gate)
     result = harness.run(
         [
             (harness.source("replies_raw", 0), progress(0)),

@@ -14,6 +14,7 @@ import pytest
 from replygate_dev.scripted_llm import Canned, ScriptedLLM, choose, completion_body
 
 from schemas.records import CorrectionRequest, RawReply, record_json
+from streams.broker.topology import Topology
 from streams.core.pipeline import Source
 from streams.settings import CorrectorSettings, Settings
 from streams.worker.corrector import (
@@ -261,8 +262,8 @@ async def test_unreachable_endpoint_is_a_transport_failure() -> None:
 # ---- one correction request, end to end in process ----------------------------------------
 
 
-def settings_for(llm: ScriptedLLM, **changes: Any) -> Settings:
-    return Settings(corrector=corrector(llm, api_key=API_KEY, **changes))
+def settings_for(llm: ScriptedLLM, **changes: Any) -> CorrectorSettings:
+    return corrector(llm, api_key=API_KEY, **changes)
 
 
 async def test_correct_turns_a_request_into_the_attempt_1_reply() -> None:
@@ -378,7 +379,7 @@ def test_register_corrector_adds_a_concurrent_agent_on_the_corrections_topic(
         value_serializer="raw",
     )
     settings = Settings(topic_prefix="p.", corrector=CorrectorSettings(enabled=True))
-    agent = register_corrector(app, settings)
+    agent = register_corrector(app, settings.corrector, Topology.of(settings), settings.partitions)
     assert agent.concurrency == CONCURRENCY > 1
     assert tuple(agent.channel.topics) == ("p.corrections.requests",)
     assert agent in app.agents.values()

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from faust.types import TP
 
-from streams.settings import Settings
+from streams.settings import BoundsSettings, KafkaSettings, Settings, WorkerSettings
 from streams.worker.app import GateApp, app_options
 from streams.worker.faust_fixes import heartbeat_interval
 
@@ -26,7 +26,6 @@ INPUT = TP("inputs", 0)
 @pytest.fixture
 def app() -> Iterator[GateApp]:
     app = GateApp("faust-fixes", broker="kafka://127.0.0.1:1", store="memory://")
-    app.holes, app.log_starts = [], {}
     app.topic(INPUT.topic, partitions=1)
     app.Table("turns", partitions=1)
     yield app
@@ -192,6 +191,11 @@ async def test_a_hand_on_that_fails_at_once_raises_as_faust_would(app: GateApp) 
 def test_heartbeats_come_every_second_at_most_so_a_rebalance_is_heard_at_once() -> None:
     assert heartbeat_interval(10.0) == 1.0
     assert heartbeat_interval(1.5) == 0.5  # a third of a short session timeout
-    options = app_options(Settings(session_timeout_seconds=10.0))
+    settings = Settings(session_timeout_seconds=10.0)
+    options = app_options(
+        settings.group(KafkaSettings),
+        settings.group(WorkerSettings),
+        settings.group(BoundsSettings),
+    )
     assert options["broker_heartbeat_interval"] == 1.0
     assert options["broker_session_timeout"] == 10.0

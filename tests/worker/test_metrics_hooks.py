@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from streams.worker.metrics_hooks import WorkerMetrics
+from streams.worker.metrics_hooks import WorkerMetrics, worker_metrics
 from tests.core.test_batch import Harness
 from tests.support.samples import GITHUB_PAT, raw_reply, tool_call
 
@@ -43,7 +43,7 @@ def test_a_batch_is_counted_once_per_label_set_with_every_record(tmp_path: Path)
         (h.source("replies_raw", 6, key=b'"c-7"'), raw_reply(turn_id="t-6")),
     ]
     result = h.run(records)
-    metrics = WorkerMetrics(h.settings, h.gate)
+    metrics = worker_metrics(h.settings, h.gate)
     metrics.batch(result, 7, 0.02)
     got = samples(metrics)
     replies, tools = h.settings.topic("replies_raw"), h.settings.topic("toolcalls_raw")

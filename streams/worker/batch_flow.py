@@ -1,0 +1,120 @@
+"""One input batch through the worker: judged, its turns' state written, its outputs sent.
+
+The order is the delivery guarantee: the state is durable before the outputs are sent, and
+both before `take_batches` acknowledges the input (docs/delivery.md). A send that keeps
+failing stops the process instead (`streams.worker.sender.fail_stop`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from faust.types import EventT
+
+from schemas.records import record_json
+from streams.core.batch import BatchResult, TurnBatch
+from streams.core.pipeline import Source
+from streams.core.trace import trace_of
+from streams.ops import failpoints
+from streams.worker.metrics_hooks import WorkerMetrics
+from streams.worker.sender import Out, Sender
+from streams.worker.store import StoredIndex, TurnStore
+from streams.worker.topics import OutputTopics
+
+log = logging.getLogger("replygate.worker")
+
+# A batch holding a record this large is judged off the event loop (`BatchFlow._judge`).
+OFF_LOOP_RECORD_BYTES = 64 * 1024
+
+
+def source_of(event: EventT[bytes]) -> Source:
+    """Where a record came from, as the gate and the turn state name it."""
+    message = event.message
+    stamp = datetime.fromtimestamp(message.timestamp, UTC) if message.timestamp else None
+    headers = message.headers
+    return Source(
+        message.topic, message.partition, message.offset, stamp, message.key, trace_of(headers)
+    )
+
+
+@dataclass
+class BatchFlow:
+    """`run`: judge a batch, then write its state, then send its outputs, all acknowledged."""
+
+    batch: TurnBatch
+    store: TurnStore
+    index: StoredIndex
+    changelog: str
+    sender: Sender
+    outputs: OutputTopics
+    metrics: WorkerMetrics
+    judge: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="replygate-judge")
+    )
+    # whether a batch is being judged in the thread (the deadline scan then keeps off the index)
+    judging_off_loop: bool = False
+
+    async def run(self, records: list[tuple[Source, bytes]]) -> BatchResult:
+        result = await self._judge(records)
+        if result.replayed:  # said before any kill point, so a crash test sees every replay
+            log.warning(
+                "replayed %d input records that found their own state write", result.replayed
+            )
+        failpoints.hit("before_state_write")
+        await self._write_state(result)
+        failpoints.hit("after_state_write")
+        if any(j.step.expired for j in result.judged):
+            failpoints.hit("deadline_state_written")
+        if any(j.step.pending is not None for j in result.judged):
+            failpoints.hit("pending_state_written")
+        if any(j.step.stream is not None for j in result.judged):
+            failpoints.hit("chunk_state_written")
+        await self._send_outputs(result)
+        failpoints.hit("after_outputs")
+        return result
+
+    async def _judge(self, records: list[tuple[Source, bytes]]) -> BatchResult:
+        """`TurnBatch.run`; in the judging thread when a record is large, so that heartbeats,
+        commits and a rebalance's wait go on while the gate spends seconds on it. Other batches
+        stay in the loop: the thread costs backlog throughput in GIL hand-offs (bench/README.md,
+        "Large records judged off the event loop"). Meanwhile the loop reads only the index's
+        pending turns (the deadline scan), the thread only its expiry order.
+        """
+        now = datetime.now(UTC)
+        if max((len(raw or b"") for _source, raw in records), default=0) < OFF_LOOP_RECORD_BYTES:
+            return self.batch.run(records, now)
+        self.metrics.metrics.batch_off_loop()
+        self.judging_off_loop = True
+        try:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self.judge, self.batch.run, records, now)
+        finally:
+            self.judging_off_loop = False
+
+    async def _write_state(self, result: BatchResult) -> None:
+        writes = result.writes
+        if not writes:
+            return
+        records = [Out(self.changelog, w.key, w.value, w.partition) for w in writes]
+        offsets = await self.sender.send_all(records)
+        self.store.apply(writes, offsets)
+        for write in writes:
+            self.index.index.note(write.partition, write.key, write.state)
+
+    async def _send_outputs(self, result: BatchResult) -> None:
+        records = [
+            Out(d.topic, d.key, record_json(d.output), send.partition, send.trace)
+            for send in result.sends
+            if (d := send.decision).output is not None and d.topic is not None
+        ]
+        await self.outputs.declare(r.topic for r in records)
+        if failpoints.armed("mid_outputs") and len(records) > 1:
+            half = len(records) // 2
+            await self.sender.send_all(records[:half])
+            failpoints.hit("mid_outputs")
+            records = records[half:]
+        await self.sender.send_all(records)
