@@ -9,16 +9,18 @@ state is durable before its outputs are sent, and both before its input is ackno
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, NoReturn
 
 import orjson
+from faust.exceptions import ConsumerNotStarted
 from faust.types import EventT, StreamT
 
 from schemas.records import record_json
@@ -81,6 +83,8 @@ class GateApp(InLoopApp):
     holes: list[str]
     # (topic, partition) -> log start offset, for input partitions the group never committed
     log_starts: dict[tuple[str, int], int]
+    # looks up the log starts of input partitions (`Worker.learn_assigned_log_starts`)
+    learn_log_starts: Callable[[Iterable[Any]], Awaitable[None]]
 
     def _new_consumer(self) -> Any:
         """Faust's consumer, except that a hole in the offsets it hands on is never committed.
@@ -120,6 +124,31 @@ class GateApp(InLoopApp):
         consumer.on_buffer_drop = _ignore  # type: ignore[method-assign]
         fix_consumer(consumer)
         return consumer
+
+    async def _on_partitions_revoked(self, revoked: set[Any]) -> None:
+        """Faust's revoke (wait for the batches in flight, commit what they handled), once the
+        revoked partitions' starts are known (`learn_unknown_starts`)."""
+        if not self.should_stop:  # Faust's revoke does nothing while stopping
+            await self.learn_unknown_starts(revoked)
+        await super()._on_partitions_revoked(revoked)
+
+    async def _stop_consumer(self) -> None:
+        """Faust's stop (wait for the batches in flight, commit what they handled, then leave
+        the group), once the owned partitions' starts are known (`learn_unknown_starts`)."""
+        if self._consumer is not None:
+            with contextlib.suppress(ConsumerNotStarted):
+                await self.learn_unknown_starts(self._consumer.assignment())
+        await super()._stop_consumer()
+
+    async def learn_unknown_starts(self, tps: Iterable[Any]) -> None:
+        """Look up where never-committed partitions start if that is not known yet: the commit
+        of what they handled needs it, and a rebalance or stop right after an assignment can
+        come before the assignment's own look-up has answered."""
+        committed = self.consumer._committed_offset  # type: ignore[attr-defined]
+        unknown = [tp for tp in tps if committed.get(tp) is None]
+        unknown = [tp for tp in unknown if tuple(tp[:2]) not in self.log_starts]
+        if unknown:
+            await self.learn_log_starts(unknown)
 
     async def on_first_start(self) -> None:
         from aiokafka.errors import KafkaConnectionError
@@ -486,6 +515,7 @@ def create_app(settings: Settings) -> GateApp:
     topology = Topology.of(settings)
     inputs = app.topic(*(t.name for t in topology.gate_inputs()), partitions=settings.partitions)
     worker = Worker(app, settings, turns_table(app, topology, settings.partitions))
+    app.learn_log_starts = worker.learn_assigned_log_starts
     add_gate_agent(
         app,
         inputs,
