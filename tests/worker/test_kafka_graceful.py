@@ -24,6 +24,8 @@ from tests.support.kafka import Deployment, collect, metric, publish
 pytestmark = pytest.mark.kafka
 
 TOTAL = 1200
+# the join test's turns, 50 every half second: 20 s or more for the second worker to join in
+JOIN_TOTAL = 2000
 
 
 def reading(worker: subprocess.Popen[bytes]) -> bool:
@@ -85,11 +87,11 @@ def test_a_worker_stopped_with_sigterm_mid_stream_repeats_nothing(tmp_path: Path
 
 
 def test_a_worker_joining_mid_stream_repeats_nothing(tmp_path: Path) -> None:
-    run = CrashRun(tmp_path, failpoint="", total=TOTAL, partitions=4)
+    run = CrashRun(tmp_path, failpoint="", total=JOIN_TOTAL, partitions=4)
     d = run.deployment
     d.create_topics()
     first = d.start_worker(tmp_path, **run.base_env)
-    chunks = [(i, min(i + 50, TOTAL)) for i in range(0, TOTAL, 50)]
+    chunks = [(i, min(i + 50, JOIN_TOTAL)) for i in range(0, JOIN_TOTAL, 50)]
     joined = threading.Event()
 
     def send(start: int, stop: int) -> None:
@@ -116,7 +118,8 @@ def test_a_worker_joining_mid_stream_repeats_nothing(tmp_path: Path) -> None:
         assert chunks, "the join came after the last turn: not mid-stream"
         for chunk in chunks:
             send(*chunk)
-        asyncio.run(publish(d.settings(), d.topic("replies.raw"), correction_records(0, TOTAL)))
+        corrections = correction_records(0, JOIN_TOTAL)
+        asyncio.run(publish(d.settings(), d.topic("replies.raw"), corrections))
         report = run.finish()
         assert reading(first) and first.poll() is None, d.log_tail()
     finally:
