@@ -9,6 +9,7 @@ state is durable before its outputs are sent, and both before its input is ackno
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -16,6 +17,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
+from faust.exceptions import ConsumerNotStarted
 from faust.types import EventT, StreamT
 
 from streams.broker.options import faust_broker_options, fetch_options
@@ -75,6 +77,8 @@ class GateApp(InLoopApp):
         self.holes: list[str] = []
         # (topic, partition) -> log start offset, for input partitions the group never committed
         self.log_starts: dict[tuple[str, int], int] = {}
+        # looks up the log starts of input partitions (`OffsetWatch.learn_assigned_log_starts`)
+        self.learn_log_starts: Callable[[Iterable[Any]], Awaitable[None]] | None = None
         super().__init__(*args, **options)
 
     def _new_consumer(self) -> Any:
@@ -82,6 +86,31 @@ class GateApp(InLoopApp):
         guard_offsets(consumer, self.holes, self.log_starts)
         fix_consumer(consumer)
         return consumer
+
+    async def _on_partitions_revoked(self, revoked: set[Any]) -> None:
+        """Faust's revoke (wait for the batches in flight, commit what they handled), once the
+        revoked partitions' starts are known (`learn_unknown_starts`)."""
+        if not self.should_stop:  # Faust's revoke does nothing while stopping
+            await self.learn_unknown_starts(revoked)
+        await super()._on_partitions_revoked(revoked)
+
+    async def _stop_consumer(self) -> None:
+        """Faust's stop (wait for the batches in flight, commit what they handled, then leave
+        the group), once the owned partitions' starts are known (`learn_unknown_starts`)."""
+        if self._consumer is not None:
+            with contextlib.suppress(ConsumerNotStarted):
+                await self.learn_unknown_starts(self._consumer.assignment())
+        await super()._stop_consumer()
+
+    async def learn_unknown_starts(self, tps: Iterable[Any]) -> None:
+        """Look up where never-committed partitions start if that is not known yet: the commit
+        of what they handled needs it, and a rebalance or stop right after an assignment can
+        come before the assignment's own look-up has answered."""
+        committed = self.consumer._committed_offset  # type: ignore[attr-defined]
+        unknown = [tp for tp in tps if committed.get(tp) is None]
+        unknown = [tp for tp in unknown if tuple(tp[:2]) not in self.log_starts]
+        if unknown and self.learn_log_starts is not None:
+            await self.learn_log_starts(unknown)
 
     async def on_first_start(self) -> None:
         if self.startup is not None:
@@ -219,6 +248,7 @@ def create_app(settings: Settings) -> GateApp:
         worker_metrics(settings, gate),
         turns_table(app, topology, kafka.partitions),
     )
+    app.learn_log_starts = worker.offsets.learn_assigned_log_starts
     add_gate_agent(app, inputs, worker, knobs)
     add_timers(app, worker, knobs.deadline_scan_interval_seconds)
     add_rebalance_handlers(app, worker)

@@ -19,7 +19,9 @@ from collections.abc import Callable, Mapping, Set
 from typing import Any
 
 import faust
+from faust.transport import consumer as faust_consumer
 from faust.transport.drivers import aiokafka as faust_aiokafka
+from mode import Service
 from mode.utils.futures import maybe_async
 
 from streams.broker.refusals import denied, is_denied
@@ -79,10 +81,36 @@ class InLoopConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
 
 
 class InLoopConsumer(faust_aiokafka.Consumer):
-    """Faust's aiokafka consumer with its client in the app's loop."""
+    """Faust's aiokafka consumer with its client in the app's loop, which commits what it
+    handled before it gives partitions up."""
 
     def _new_consumer_thread(self) -> InLoopConsumerThread:
         return InLoopConsumerThread(self, loop=self.loop, beacon=self.beacon)
+
+    @Service.transitions_to(faust_consumer.CONSUMER_PARTITIONS_REVOKED)
+    async def on_partitions_revoked(self, revoked: set[Any]) -> None:
+        """Faust's revoke (faust/transport/consumer.py:641-664), with its bookkeeping of the
+        revoked partitions (acknowledged and committed offsets) forgotten after the app's
+        handler rather than before it.
+
+        That handler stops the flow, waits for the batches in flight and commits what was
+        acknowledged (`stream_wait_empty`). Faust forgot the revoked partitions' offsets first:
+        what was handled since the last periodic commit was never committed, and the in-flight
+        batch's acknowledgements had no committed offset to follow (`GateApp._new_consumer`
+        commits only from a known start), so the next owner handled all of it again.
+        """
+        if self._active_partitions is not None:
+            self._active_partitions.difference_update(revoked)
+        self._paused_partitions.difference_update(revoked)
+        try:
+            await self._on_partitions_revoked(revoked)
+        finally:
+            for tp in revoked:
+                self._gap.pop(tp, None)
+                self._acked.pop(tp, None)
+                self._acked_index.pop(tp, None)
+                self._read_offset.pop(tp, None)
+                self._committed_offset.pop(tp, None)
 
 
 class InLoopTransport(faust_aiokafka.Transport):
