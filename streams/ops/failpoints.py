@@ -21,7 +21,8 @@ POINTS = (
     "deadline_state_written",  # a deadline's failure notice is decided and its state durable
     "pending_state_written",  # a correction request's pending state is durable, not yet sent
     "chunk_state_written",  # a streamed reply's chunks are durable; its final record may not be
-    "partitions_revoked",  # a rebalance takes partitions away from this worker
+    "revoke_before_commit",  # a rebalance takes partitions away; what they handled is uncommitted
+    "partitions_revoked",  # a rebalance took partitions away; what they handled is committed
 )
 # The points of `replygate deliveries`, in the order of one delivery.
 ENDPOINT_POINTS = (

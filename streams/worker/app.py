@@ -91,6 +91,8 @@ class GateApp(InLoopApp):
         """Faust's revoke (wait for the batches in flight, commit what they handled), once the
         revoked partitions' starts are known (`learn_unknown_starts`)."""
         if not self.should_stop:  # Faust's revoke does nothing while stopping
+            if revoked:
+                failpoints.hit("revoke_before_commit")
             await self.learn_unknown_starts(revoked)
         await super()._on_partitions_revoked(revoked)
 

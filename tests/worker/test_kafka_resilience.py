@@ -79,12 +79,14 @@ def test_a_kill_while_a_deadline_fires_sends_one_notice(tmp_path: Path) -> None:
     assert report.replayed > 0, report.line()
 
 
-def test_a_kill_during_a_rebalance_with_two_workers(tmp_path: Path) -> None:
-    """A second worker joins; the first dies while its partitions are being taken away."""
-    run = CrashRun(tmp_path, "partitions_revoked", total=1200)
+@pytest.mark.parametrize("point", ["revoke_before_commit", "partitions_revoked"])
+def test_a_kill_during_a_rebalance_with_two_workers(tmp_path: Path, point: str) -> None:
+    """A second worker joins; the first dies while its partitions are being taken away: before
+    the revoke commits what they handled (the next owners read it again), or after."""
+    run = CrashRun(tmp_path, point, total=1200)
     d = run.deployment
     d.create_topics()
-    first = d.start_worker(tmp_path, REPLYGATE_FAILPOINT="partitions_revoked", **run.base_env)
+    first = d.start_worker(tmp_path, REPLYGATE_FAILPOINT=point, **run.base_env)
     try:
         asyncio.run(publish(d.settings(), d.topic("replies.raw"), turn_records(0, run.total)))
         delivery = d.topic(PLATFORM_TOPIC)
