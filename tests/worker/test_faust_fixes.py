@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from aiokafka.structs import RecordMetadata
+from aiokafka.structs import RecordMetadata, TopicPartition
 from faust.types import TP
 
 from streams.core.batch import Write
@@ -209,7 +209,7 @@ def kept_partition(app: GateApp, read_up_to: int) -> tuple[Any, TP]:
     """The changelog partition as Faust's recovery leaves it after restoring up to
     `read_up_to`, the worker's `TurnStore` on it."""
     table = app.tables["turns"]
-    recovery: Any = app.tables.recovery
+    recovery: Any = app.tables.recovery  # type: ignore[attr-defined]  # untyped in Faust
     tp = changelog(app)
     recovery.add_active(table, tp)
     recovery.active_offsets[tp] = read_up_to
@@ -217,7 +217,9 @@ def kept_partition(app: GateApp, read_up_to: int) -> tuple[Any, TP]:
 
 
 def acked(tp: TP, *offsets: int) -> list[RecordMetadata]:
-    return [RecordMetadata(tp.topic, tp.partition, tp, n, -1, -1, -1) for n in offsets]
+    """The producer's acknowledgements: aiokafka's TopicPartition, not Faust's TP."""
+    kafka_tp = TopicPartition(tp.topic, tp.partition)
+    return [RecordMetadata(tp.topic, tp.partition, kafka_tp, n, -1, -1, -1) for n in offsets]
 
 
 def write(n: int) -> Write:
