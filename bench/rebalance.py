@@ -59,6 +59,9 @@ class Traffic:
     sent: dict[int, int] = field(default_factory=dict)  # reply n -> send time (ms)
     delivered: dict[int, int] = field(default_factory=dict)  # reply n -> first delivery (ms)
     stop: threading.Event = field(default_factory=threading.Event)
+    # `sent` grows in the traffic thread while the bench reads it: copying it unlocked raised
+    # "dictionary changed size during iteration" in the second round.
+    lock: threading.Lock = field(default_factory=threading.Lock)
     thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -80,7 +83,8 @@ class Traffic:
             topic, started, n = self.dep.topic("replies_raw"), time.monotonic(), 0
             while not self.stop.is_set():
                 key, value = _reply(n)
-                self.sent[n] = int(time.time() * 1000)
+                with self.lock:
+                    self.sent[n] = int(time.time() * 1000)
                 await producer.send(topic, value, key=key)
                 n += 1
                 await asyncio.sleep(max(0.0, started + n / RATE - time.monotonic()))
@@ -112,11 +116,9 @@ class Traffic:
         """The longest wait for delivery of a reply sent from `start_ms` to `end_ms` (one not
         delivered yet counts until now)."""
         now = int(time.time() * 1000)
-        waits = [
-            self.delivered.get(n, now) - t
-            for n, t in list(self.sent.items())
-            if start_ms <= t <= end_ms
-        ]
+        with self.lock:
+            sent = list(self.sent.items())
+        waits = [self.delivered.get(n, now) - t for n, t in sent if start_ms <= t <= end_ms]
         return max(waits, default=0) / 1000.0
 
 

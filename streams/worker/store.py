@@ -15,6 +15,7 @@ from typing import Any
 
 from streams.core.batch import Write
 from streams.core.state import TurnIndex
+from streams.worker.faust_fixes import read_own_writes
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,7 @@ class TurnStore:
         """Apply acknowledged changelog records (`offsets`: their RecordMetadata, in order)."""
         events = [_event(w, meta) for w, meta in zip(writes, offsets, strict=True)]
         self.table.data.apply_changelog_batch(events, to_key=_same, to_value=_same)
+        read_own_writes(self.table.app.tables.recovery, offsets)
 
     def items(self) -> Iterator[tuple[int, bytes, bytes]]:
         """Every stored turn as (partition, key, value), for rebuilding the index."""
