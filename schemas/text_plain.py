@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from schemas.codes import MAX_ISSUES, TOO_MANY_ERRORS, code, table
+from schemas.codes import MAX_ISSUES, MISSING_REPLY, TOO_MANY_ERRORS, code, table
 from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue
 from schemas.records import Context
@@ -85,15 +85,7 @@ class TextPlainContract(ContractBase):
         """Text only; blank is no reply; control characters are invalid."""
         del context
         if reply.transport != "text" or reply.text is None:
-            return ContractResult(
-                issues=(
-                    Issue(
-                        "output",
-                        "missing_reply",
-                        "this contract takes output.text; a json tool call is not a reply here",
-                    ),
-                )
-            )
+            return ContractResult(issues=(MISSING_REPLY.issue("output", "text_only"),))
         if reply.text.strip() == "":
             return ContractResult(no_reply=True)
         issues = control_character_issues(reply.text, "text")

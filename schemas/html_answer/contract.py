@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from selectolax.lexbor import LexborHTMLParser
 
+from schemas.codes import TOO_LONG
 from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue
 from schemas.html_answer.codes import CODES
@@ -121,9 +122,7 @@ class AssistantHtmlV1(ContractBase):
         if not isinstance(text, str):
             return ContractResult(issues=(Issue("$", "not_fenced", "there is no answer text"),))
         if len(text) > MAX_TEXT_CHARS:
-            return ContractResult(
-                issues=(Issue("$", "too_long", f"is longer than {MAX_TEXT_CHARS} characters"),)
-            )
+            return ContractResult(issues=(TOO_LONG.issue("$", "chars", limit=MAX_TEXT_CHARS),))
         fenced = split_fence(text)
         if isinstance(fenced, Issue):
             return ContractResult(issues=(fenced,))

@@ -81,15 +81,19 @@ def _passed_through(arg: ast.expr) -> bool:
     )
 
 
+def _named_code(node: ast.expr) -> str | None:
+    """The code a `codes.X` / `X` expression names (a `Code` constant of schemas.codes)."""
+    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+    code = getattr(codes_module, str(name), None)
+    return code.name if isinstance(code, Code) else None
+
+
 def _built_code(node: ast.Call) -> str | None:
     """The code of `codes.X.issue(...)` / `X.issue(...)`: a code building its own issue."""
     func = node.func
     if not (isinstance(func, ast.Attribute) and func.attr == "issue"):
         return None
-    owner = func.value
-    name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", None)
-    code = getattr(codes_module, str(name), None)
-    return code.name if isinstance(code, Code) else None
+    return _named_code(func.value)
 
 
 def scan(makers: dict[str, int], sink_add: bool) -> Iterator[tuple[str, str | None]]:
@@ -118,6 +122,8 @@ def scan(makers: dict[str, int], sink_add: bool) -> Iterator[tuple[str, str | No
             site = f"{path.relative_to(REPO)}:{node.lineno}"
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 yield site, arg.value
+            elif _named_code(arg) is not None:
+                yield site, _named_code(arg)
             elif isinstance(arg, ast.Name) and arg.id in constants:
                 yield site, constants[arg.id]
             elif not _passed_through(arg):
