@@ -40,7 +40,7 @@ from tests.support.kafka import REPO
 ISSUE_CODES = issue_codes()
 SOURCES = sorted([*REPO.glob("schemas/**/*.py"), *REPO.glob("streams/**/*.py")])
 # Call name -> index of the positional argument that is a code (or a notice reason).
-ISSUE_MAKERS = {"Issue": 1, "UriError": 0, "CsvProblem": 0}
+ISSUE_MAKERS = {"Issue": 1, "UriError": 0, "_uri_error": 0, "CsvProblem": 0}
 NOTICE_MAKERS = {"AttachmentError": 0}
 SINK_ADD_ARGS = 3  # `sink.add(path, code, message)`, `walk.issues.add(...)`
 
@@ -81,11 +81,26 @@ def _passed_through(arg: ast.expr) -> bool:
     )
 
 
+def _code_constants() -> dict[str, str]:
+    """Every `Code` constant a module of schemas/ binds (`WRONG_TYPE`, a contract's
+    `NOT_FENCED`), by its Python name: one name is one code."""
+    found: dict[str, str] = {}
+    for module in list(sys.modules.values()):
+        if not getattr(module, "__name__", "").startswith("schemas"):
+            continue
+        for attr, value in vars(module).items():
+            if isinstance(value, Code) and attr.isupper():
+                assert found.setdefault(attr, value.name) == value.name, attr
+    return found
+
+
+CODE_CONSTANTS = _code_constants()
+
+
 def _named_code(node: ast.expr) -> str | None:
-    """The code a `codes.X` / `X` expression names (a `Code` constant of schemas.codes)."""
+    """The code a `codes.X` / `X` expression names (a `Code` constant)."""
     name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
-    code = getattr(codes_module, str(name), None)
-    return code.name if isinstance(code, Code) else None
+    return CODE_CONSTANTS.get(str(name))
 
 
 def _built_code(node: ast.Call) -> str | None:
