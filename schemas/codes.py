@@ -4,8 +4,10 @@ A reply contract brings its own codes (`ReplyContract.codes`, built with `code` 
 `schemas.registry.issue_codes()` is every error code, the shared ones and each registered
 contract's. The metrics allow-lists, the catalogue `docs/error-codes.md` and the tests read them,
 so a code is named, explained and counted in one place. A code that is not registered is a bug:
-`tests/schemas/test_codes.py` scans the code base for codes it emits. A code with a `template`
-builds its own issues (`RECORD_TOO_LARGE.issue("$", size=..., limit=...)`).
+`tests/schemas/test_codes.py` scans the code base for codes it emits. A code builds its own
+issues from its `template` or a named form (`RECORD_TOO_LARGE.issue("$", size=..., limit=...)`,
+`NOT_JSON.issue("$", "no_value")`): no other module words an issue
+(`tests/schemas/test_code_words.py`).
 
 `python -m schemas.codes` rewrites `docs/error-codes.md`; `--check` says whether it is current.
 Pure: no Kafka, no I/O outside `main`.
@@ -94,7 +96,7 @@ def code(
 ) -> Code:
     """A Code; `example` "" with a template of no placeholders shows the template itself.
 
-    `forms` are its other named wordings (`WRONG_TYPE.issue(path, "object")`)."""
+    `forms` are its other named wordings (`WRONG_TYPE.issue(path, "union")`)."""
     places = (where,) if isinstance(where, str) else where
     shown = example or ("" if "{" in template else template)
     return Code(name, places, meaning, path, shown, template, forms)
@@ -214,8 +216,11 @@ SHARED_CODES: Final = table(
        "segments[2].data.url", "",
        "must be an absolute http:// or https:// URL with a host",
        media="a media URL must be an absolute http:// or https:// URL with a host"),
-    _c("invalid_datetime", (RECORD,), "A timestamp that is not ISO 8601 with a time zone.",
-       "produced_at", "has no time zone (use Z or +00:00)"),
+    INVALID_DATETIME := _c(
+       "invalid_datetime", (RECORD,), "A timestamp that is not ISO 8601 with a time zone.",
+       "produced_at", "",
+       "has no time zone (use Z or +00:00)",
+       not_iso="is not an ISO 8601 timestamp"),
     TOO_MANY_ERRORS := _c(
        "too_many_errors", ANY,
        "The list of errors was cut: only the first ones are listed, fix them and resend.",
@@ -330,7 +335,7 @@ SHARED_CODES: Final = table(
         ("unevaluatedItems", "An array item no subschema evaluated, under "
          "`unevaluatedItems`.", "items", "is an item the schema does not allow here"),
         ("items", "An array item beyond `prefixItems` where `items` is false.", "pair[2]",
-         "is not allowed here (the schema is false)"),
+         "is an item the schema does not allow here"),
         ("propertyNames", "A property name that `propertyNames` refuses.", "meta",
          "has a property name the schema does not allow"),
         ("oneOf", "A value that matches none, or more than one, of the `oneOf` schemas.",
@@ -540,7 +545,9 @@ SHARED_CODES: Final = table(
        "unknown_record", RECORD, "A `check` line with neither `turn_id` nor `call_id`.",
        "$", "", "a record needs turn_id (reply) or call_id (tool)"),
     UNKNOWN_PLATFORM := _c(
-       "unknown_platform", RECORD, "A platform that this deployment does not serve.",
+       "unknown_platform", RECORD,
+       "A platform that this deployment does not serve (for an endpoint's re-check: not the "
+       "platform its delivery topic is for).",
        "platform", "'fax' is not configured", "{platform!r} is not configured",
        topic="is not {platform!r}, this topic's platform"),
     UNKNOWN_CONTRACT := _c(

@@ -23,7 +23,6 @@ from schemas.codes import (
     CATALOGUE,
     DEAD_LETTER_REASONS,
     NOTICE_REASONS,
-    RECORD,
     Code,
     catalogue,
     unregistered,
@@ -191,12 +190,6 @@ def test_a_code_builds_its_issue_from_its_own_template() -> None:
 def test_there_is_one_error_cap_with_one_message() -> None:
     cap = codes_module.TOO_MANY_ERRORS
     assert cap.issue("$", listed=codes_module.MAX_ISSUES).message == cap.example
-
-
-def test_a_dead_letter_reason_named_like_an_error_code_means_that_code_on_the_record() -> None:
-    """One meaning per word: a shared name is the same finding, on the record itself."""
-    for name in set(DEAD_LETTER_REASONS) & set(ISSUE_CODES):
-        assert RECORD in ISSUE_CODES[name].where, name
 
 
 def test_dead_letter_reasons_are_the_records() -> None:
