@@ -450,13 +450,17 @@ SHARED_CODES: Final = table(
     CSV_CHANGED_DURING_READ := _c(
        "csv_changed_during_read", RICH, "The file was swapped while it was being opened.",
        "blocks[0].csv.path", "the file was replaced while opening it",
-       "{detail}",
-       unsaid="the file changed"),
+       "the file changed",
+       symlink="the file became a symlink",
+       replaced="the file was replaced while opening it"),
     CSV_UNREADABLE := _c(
        "csv_unreadable", RICH, "The file cannot be opened or read.",
        "blocks[0].csv.path", "the file cannot be opened: Permission denied",
-       "{detail}",
-       unsaid="the file cannot be read"),
+       "the file cannot be read",
+       resolve="the file cannot be resolved: {cause}",
+       examine="the file cannot be examined: {cause}",
+       open="the file cannot be opened: {cause}",
+       read="the file cannot be read: {cause}"),
     CSV_TOO_LARGE := _c(
        "csv_too_large", RICH, "The file is over the CSV limit (256 KiB by default).",
        "blocks[0].csv.path", "is larger than 262144 bytes",

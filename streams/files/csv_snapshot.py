@@ -112,8 +112,6 @@ def relative_key(repo: str | None, path: str) -> str:
 
 def _problem(refused: FileRefused) -> CsvProblem:
     """The path rule's refusal as this stage's code (each written out: the code scan reads them)."""
-    detail = refused.detail
-    said = "" if detail else "unsaid"  # the path rule's own words, else the code's general ones
     match refused.kind:
         case "not_found":
             return CsvProblem(codes.CSV_NOT_FOUND)
@@ -124,9 +122,9 @@ def _problem(refused: FileRefused) -> CsvProblem:
         case "not_regular":
             return CsvProblem(codes.CSV_NOT_REGULAR_FILE)
         case "changed":
-            return CsvProblem(codes.CSV_CHANGED_DURING_READ, said, detail=detail)
-        case _:
-            return CsvProblem(codes.CSV_UNREADABLE, said, detail=detail)
+            return CsvProblem(codes.CSV_CHANGED_DURING_READ, refused.step)
+        case _:  # the refusing step is the code's form; its cause fills it
+            return CsvProblem(codes.CSV_UNREADABLE, refused.step, cause=refused.cause)
 
 
 def read_csv_bytes(workspace_real: str, rel: str, max_bytes: int) -> bytes:
