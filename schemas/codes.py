@@ -67,7 +67,7 @@ class Code:
         return Issue(path, self.name, self.message(form, **ctx))
 
     def templates(self) -> dict[str, str]:
-        """Every wording this code has, by form ("" the template), for the tests and the docs."""
+        """Every wording this code has, by form ("" the template): what the tests render."""
         return {name: text for name, text in {"": self.template, **self.forms}.items() if text}
 
 
