@@ -4,8 +4,10 @@ A reply contract brings its own codes (`ReplyContract.codes`, built with `code` 
 `schemas.registry.issue_codes()` is every error code, the shared ones and each registered
 contract's. The metrics allow-lists, the catalogue `docs/error-codes.md` and the tests read them,
 so a code is named, explained and counted in one place. A code that is not registered is a bug:
-`tests/schemas/test_codes.py` scans the code base for codes it emits. A code with a `template`
-builds its own issues (`RECORD_TOO_LARGE.issue("$", size=..., limit=...)`).
+`tests/schemas/test_codes.py` scans the code base for codes it emits. A code builds its own
+issues from its `template` or a named form (`RECORD_TOO_LARGE.issue("$", size=..., limit=...)`,
+`NOT_JSON.issue("$", "no_value")`): no other module words an issue
+(`tests/schemas/test_code_words.py`).
 
 `python -m schemas.codes` rewrites `docs/error-codes.md`; `--check` says whether it is current.
 Pure: no Kafka, no I/O outside `main`.
@@ -14,12 +16,11 @@ Pure: no Kafka, no I/O outside `main`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from schemas.errors import Issue
-from schemas.rich_output import CONTRACT_NAME as RICH
 
 # Where a shared code comes from: every contract, the JSON reading, a caller-owned schema, the
 # rich-output tool, reply selection, or the record around the reply. A reply contract's own codes
@@ -30,6 +31,9 @@ SCHEMA: Final = "caller-owned contracts"
 SELECT: Final = "reply selection"
 RECORD: Final = "record"
 FILES: Final = "attachments"
+# The rich-output tool's codes; the catalogue shows the tool's contract name for it (asked of
+# schemas.rich_output when the catalogue is written: the contracts import this module).
+RICH: Final = "the rich-output tool"
 # How many issues one validation lists at most; then one `too_many_errors` (TOO_MANY_ERRORS).
 MAX_ISSUES: Final = 100
 
@@ -40,7 +44,9 @@ CATALOGUE: Final = Path(__file__).resolve().parent.parent / "docs" / "error-code
 class Code:
     """One stable code: who emits it, what it means, and a message as a person would see it.
 
-    A code with a `template` builds its own issues (`issue`), so its wording lives here alone.
+    A code builds its own issues (`issue`) from its `template`, or from one of its named
+    `forms` where one code is worded for several situations, so its wording lives here alone
+    (pydantic-core's model: an error type carries its message template).
     """
 
     name: str
@@ -49,10 +55,20 @@ class Code:
     example_path: str = "$"
     example: str = ""
     template: str = ""
+    forms: Mapping[str, str] = field(default_factory=dict)
 
-    def issue(self, path: str, **ctx: object) -> Issue:
-        """The Issue at `path`, its message the template filled with `ctx` (host values only)."""
-        return Issue(path, self.name, self.template.format(**ctx))
+    def message(self, form: str = "", /, **ctx: object) -> str:
+        """The template (or the named form) filled with `ctx`: host values, never the input's
+        own text unless the code quotes it cut short."""
+        return (self.forms[form] if form else self.template).format(**ctx)
+
+    def issue(self, path: str, form: str = "", /, **ctx: object) -> Issue:
+        """The Issue at `path`, its message `message(form, **ctx)`."""
+        return Issue(path, self.name, self.message(form, **ctx))
+
+    def templates(self) -> dict[str, str]:
+        """Every wording this code has, by form ("" the template): what the tests render."""
+        return {name: text for name, text in {"": self.template, **self.forms}.items() if text}
 
 
 class UnknownCode(KeyError):
@@ -76,58 +92,135 @@ def code(
     path: str,
     example: str,
     template: str = "",
+    **forms: str,
 ) -> Code:
-    """A Code; `example` "" with a template of no placeholders shows the template itself."""
+    """A Code; `example` "" with a template of no placeholders shows the template itself.
+
+    `forms` are its other named wordings (`WRONG_TYPE.issue(path, "union")`)."""
     places = (where,) if isinstance(where, str) else where
     shown = example or ("" if "{" in template else template)
-    return Code(name, places, meaning, path, shown, template)
+    return Code(name, places, meaning, path, shown, template, forms)
 
 
 _c = code
 
+
+# The caller-owned contracts' messages, by failing keyword (`schema.<keyword>`).
+_SCHEMA_TEMPLATES: Final = {
+    "type": "has the wrong JSON type; the schema allows {types}",
+    "enum": "is not one of the values the schema lists",
+    "const": "is not the one value the schema allows",
+    "multipleOf": "is not a multiple of {multiple_of}",
+    "maximum": "is above the maximum {limit}",
+    "exclusiveMaximum": "must be below {limit}",
+    "minimum": "is below the minimum {limit}",
+    "exclusiveMinimum": "must be above {limit}",
+    "maxLength": "is longer than {limit} characters",
+    "minLength": "is shorter than {limit} characters",
+    "pattern": "does not match the pattern {pattern}",
+    "format": "is not a valid {format}",
+    "maxItems": "has more than {limit} items",
+    "minItems": "has fewer than {limit} items",
+    "uniqueItems": "has repeated items; they must be unique",
+    "contains": "does not have the items the schema's contains asks for",
+    "minContains": "has too few items matching contains",
+    "maxContains": "has too many items matching contains",
+    "maxProperties": "has more than {limit} properties",
+    "minProperties": "has fewer than {limit} properties",
+    "required": "is required",
+    "dependentRequired": "is required when the property it depends on is present",
+    "additionalProperties": "is not a property the schema allows here",
+    "unevaluatedProperties": "is not a property the schema allows here",
+    "unevaluatedItems": "is an item the schema does not allow here",
+    "items": "is an item the schema does not allow here",
+    "propertyNames": "has a property name the schema does not allow",
+    "oneOf": "must match exactly one of the schema's oneOf alternatives",
+    "anyOf": "must match at least one of the schema's anyOf alternatives",
+    "not": "matches a schema that it must not match",
+    "false": "is not allowed here (the schema is false)",
+    "contentEncoding": "is not in the encoding the schema names",
+    "contentMediaType": "is not of the media type the schema names",
+}
 
 # ---- error codes (`errors[].code` in check lines, CorrectionRequests and dead letters) -------
 
 # fmt: off
 SHARED_CODES: Final = table(
     # Structure, for every contract (pydantic's checks and our own, mapped onto one vocabulary).
-    _c("unknown_field", (ANY, RECORD), "A key that the closed object does not list.",
-       "segments[0].data.colour", "is not a field of this closed object"),
-    _c("missing_field", (ANY, RECORD), "A required key is absent.",
-       "segments[0].data", "is required"),
-    _c("wrong_type", (ANY, RECORD),
+    UNKNOWN_FIELD := _c(
+       "unknown_field", (ANY, RECORD), "A key that the closed object does not list.",
+       "segments[0].data.colour", "",
+       "is not a field of this closed object",
+       of="is not a field of {what}",
+       progress_only="is only allowed with kind progress",
+       final_only="is only allowed on a final reply"),
+    MISSING_FIELD := _c(
+       "missing_field", (ANY, RECORD), "A required key is absent.",
+       "segments[0].data", "",
+       "is required",
+       progress="is required with kind progress",
+       block_type="is required ('file', 'chart' or 'metrics')"),
+    WRONG_TYPE := _c(
+       "wrong_type", (ANY, RECORD),
        "A value of the wrong JSON type: no coercion, so `\"1\"` is not a number, `1` not a "
        "string and `true` not a number.",
-       "segments[0].data.text", "Input should be a valid string"),
-    _c("too_short", (ANY, RECORD), "A string or list shorter than its minimum (code points).",
-       "title", "String should have at least 1 character"),
-    _c("too_long", (ANY, RECORD),
+       "segments[0].data.text", "Input should be a valid string",
+       "must be {expected}",
+       union="has the wrong JSON type",
+       arguments="the arguments must be a JSON object"),
+    TOO_SHORT := _c(
+       "too_short", (ANY, RECORD), "A string or list shorter than its minimum (code points).",
+       "title", "String should have at least 1 character", "",
+       progress="is empty; a progress summary needs text",
+       needs_text="{what} needs text"),
+    TOO_LONG := _c(
+       "too_long", (ANY, RECORD),
        "A string or list longer than its maximum (code points), or a reply over the size the "
        "contract accepts.",
-       "title", "String should have at most 120 characters"),
-    _c("invalid_value", (ANY, RECORD),
+       "title", "String should have at most 120 characters", "",
+       chars="is longer than {limit} characters",
+       items="has more than {limit} {items}",
+       progress="has {length} characters after trimming; at most {limit}"),
+    INVALID_VALUE := _c(
+       "invalid_value", (ANY, RECORD),
        "A value outside its closed set (a literal or enum), or a value its own check refused.",
-       "action", "Input should be 'cancel'"),
-    _c("integer_out_of_range", (JSON, RICH),
+       "action", "Input should be 'cancel'", "",
+       no_reply="holds no reply: nothing would be delivered",
+       not_delivered="is not the message that {contract} delivers",
+       preview="is not one trimmed line of at most {limit} characters"),
+    INTEGER_OUT_OF_RANGE := _c(
+       "integer_out_of_range", (JSON, RICH),
        "An integer literal outside 64 bits, which JSON readers would silently turn into a "
        "float: refused (send it as a string). In a reply's text at `$`; in a `json` tool "
        "call's or a rich-output call's arguments at its path; in a record's envelope the "
        "record is an `invalid_envelope` dead letter.",
        "$",
        "the integer at character 41 has 30 digits, beyond the 64-bit range it could be "
-       "carried in exactly; send it as a string"),
-    _c("not_finite", (ANY,),
+       "carried in exactly; send it as a string",
+       "has {digits} digits, beyond the 64-bit range it could be carried in exactly; "
+       "send it as a string",
+       at="the integer at character {at} has {digits} digits, beyond the 64-bit range it "
+       "could be carried in exactly; send it as a string"),
+    NOT_FINITE := _c(
+       "not_finite", (ANY,),
        "A number that is NaN or infinite, or a literal beyond the double range (`1e400`) in "
        "a tool call's arguments.",
-       "blocks[0].series[0].values[2]", "Input should be a finite number"),
+       "blocks[0].series[0].values[2]", "Input should be a finite number",
+       "is too large to be a finite number"),
     _c("out_of_range", (ANY, RECORD), "A number outside its bounds (e.g. `attempt` is 0 or 1).",
        "attempt", "Input should be less than or equal to 1"),
     _c("invalid_format", (ANY, RECORD), "A string that does not match its pattern.",
        "platform", "String should match pattern '^[a-z0-9][a-z0-9_-]*$'"),
-    _c("invalid_url", (ANY,), "Not an absolute http:// or https:// URL with a host.",
-       "segments[2].data.url", "must be an absolute http:// or https:// URL with a host"),
-    _c("invalid_datetime", (RECORD,), "A timestamp that is not ISO 8601 with a time zone.",
-       "produced_at", "has no time zone (use Z or +00:00)"),
+    INVALID_URL := _c(
+       "invalid_url", (ANY,), "Not an absolute http:// or https:// URL with a host.",
+       "segments[2].data.url", "",
+       "must be an absolute http:// or https:// URL with a host",
+       media="a media URL must be an absolute http:// or https:// URL with a host"),
+    INVALID_DATETIME := _c(
+       "invalid_datetime", (RECORD,), "A timestamp that is not ISO 8601 with a time zone.",
+       "produced_at", "",
+       "has no time zone (use Z or +00:00)",
+       not_iso="is not an ISO 8601 timestamp"),
     TOO_MANY_ERRORS := _c(
        "too_many_errors", ANY,
        "The list of errors was cut: only the first ones are listed, fix them and resend.",
@@ -141,38 +234,57 @@ SHARED_CODES: Final = table(
        "must be exactly one JSON object and nothing else: no Markdown fence, no text around "
        "it, no second value (unexpected character, expected a JSON value: line 1 column 1 "
        "(char 0))",
-       "not one UTF-8 JSON value: {error}"),
+       "not one UTF-8 JSON value: {error}",
+       no_text="there is no reply text; reply with one JSON {what}",
+       too_deep="is nested too deeply to be parsed (more than 1024 levels)",
+       not_one="must be exactly one JSON {what} and nothing else: no Markdown fence, no text "
+       "around it, no second value ({error})",
+       arguments="the json tool call's arguments must be one JSON object",
+       not_object="must be one JSON object, not an array, string, number or null",
+       null="is null (or absent): a reply is one JSON value other than null",
+       plain="is not plain JSON: {error}",
+       no_value="the record has no value",
+       bare="not one UTF-8 JSON value"),
     # Where the reply comes from (every reply contract).
     AMBIGUOUS_REPLY := _c(
        "ambiguous_reply", SELECT,
        "Both a `json` tool call and `output.text` (or text and `output.chunks`): "
        "which one counts?",
        "output", "",
-       "both a json tool call and output.text are present; send the reply in one of them"),
+       "both a json tool call and output.text are present; send the reply in one of them",
+       chunks="both output.text and output.chunks are present; send the reply in one of them"),
     MISSING_REPLY := _c(
        "missing_reply", SELECT, "Neither a `json` tool call nor `output.text`.",
-       "output", "", "there is neither a json tool call nor output.text"),
+       "output", "", "there is neither a json tool call nor output.text",
+       text_only="this contract takes output.text; a json tool call is not a reply here",
+       progress="a progress summary is output.text"),
     MULTIPLE_JSON_TOOL_CALLS := _c(
        "multiple_json_tool_calls", SELECT, "More than one tool call named `json`.",
        "output.tool_calls", "2 tool calls are named json; send the reply in exactly one",
        "{count} tool calls are named json; send the reply in exactly one"),
-    _c("incomplete_stream", SELECT,
+    INCOMPLETE_STREAM := _c(
+       "incomplete_stream", SELECT,
        "A streamed final reply (`output.chunks: N`) whose chunks `0 .. N-1` did not all come "
        "before it; still corrected.",
        "output.chunks",
-       "1 of 3 chunks never came (the first is seq 1); send every chunk before the final reply"),
-    _c("stream_too_large", SELECT,
+       "1 of 3 chunks never came (the first is seq 1); send every chunk before the final reply",
+       "{missing} of {count} chunks never came (the first is seq {first}); send every "
+       "chunk before the final reply"),
+    STREAM_TOO_LARGE := _c(
+       "stream_too_large", SELECT,
        "The chunks of a streamed final reply passed `max_record_bytes` (or the chunk count "
        "limit) for their turn and attempt; still corrected.",
        "output.chunks",
        "the chunks pass the limit of 1048576 bytes (or 10000 chunks) per turn and attempt; "
-       "send a shorter reply"),
+       "send a shorter reply",
+       "the chunks pass the limit of {limit} bytes (or {chunks} chunks) per turn and "
+       "attempt; send a shorter reply"),
     INVALID_REPLY := _c(
        "invalid_reply", SELECT,
        "A contract said no without saying why (a registered contract's bug); still corrected.",
        "$", "", "the reply is invalid"),
     # caller-owned contracts (JSON Schema): `schema.` + the failing keyword
-    *(_c(f"schema.{keyword}", SCHEMA, meaning, path, message)
+    *(_c(f"schema.{keyword}", SCHEMA, meaning, path, message, _SCHEMA_TEMPLATES[keyword])
       for keyword, meaning, path, message in (
         ("type", "A value of a JSON type the schema does not allow.", "items[0].title",
          "has the wrong JSON type; the schema allows string"),
@@ -223,7 +335,7 @@ SHARED_CODES: Final = table(
         ("unevaluatedItems", "An array item no subschema evaluated, under "
          "`unevaluatedItems`.", "items", "is an item the schema does not allow here"),
         ("items", "An array item beyond `prefixItems` where `items` is false.", "pair[2]",
-         "is not allowed here (the schema is false)"),
+         "is an item the schema does not allow here"),
         ("propertyNames", "A property name that `propertyNames` refuses.", "meta",
          "has a property name the schema does not allow"),
         ("oneOf", "A value that matches none, or more than one, of the `oneOf` schemas.",
@@ -240,99 +352,192 @@ SHARED_CODES: Final = table(
          "data", "is not of the media type the schema names"),
       )),
     # kandev.rich_output.v1: the arguments
-    _c("too_large", RICH, "The arguments are over 64 KiB as UTF-8 JSON.",
-       "$", "is 70000 bytes as UTF-8 JSON; the limit is 65536"),
-    _c("unknown_block_type", RICH, "A block `type` other than file, chart or metrics.",
-       "blocks[0].type", "must be one of 'file', 'chart', 'metrics'"),
-    _c("missing_chart_data", RICH, "A chart with neither inline data nor csv.",
-       "blocks[0]", "needs its data: either labels and series, or csv"),
-    _c("ambiguous_chart_data", RICH, "A chart with both inline data and csv.",
+    TOO_LARGE := _c(
+       "too_large", RICH, "The arguments are over 64 KiB as UTF-8 JSON.",
+       "$", "is 70000 bytes as UTF-8 JSON; the limit is 65536",
+       "is {size} bytes as UTF-8 JSON; the limit is {limit}"),
+    UNKNOWN_BLOCK_TYPE := _c(
+       "unknown_block_type", RICH, "A block `type` other than file, chart or metrics.",
+       "blocks[0].type", "",
+       "must be one of 'file', 'chart', 'metrics'"),
+    MISSING_CHART_DATA := _c(
+       "missing_chart_data", RICH, "A chart with neither inline data nor csv.",
+       "blocks[0]", "",
+       "needs its data: either labels and series, or csv"),
+    AMBIGUOUS_CHART_DATA := _c(
+       "ambiguous_chart_data", RICH, "A chart with both inline data and csv.",
        "blocks[0]",
+       "",
        "has both inline data (labels/series) and csv; give exactly one of them"),
-    _c("length_mismatch", RICH, "An inline series whose `values` are not as many as `labels`.",
+    LENGTH_MISMATCH := _c(
+       "length_mismatch", RICH, "An inline series whose `values` are not as many as `labels`.",
        "blocks[0].series[1].values",
-       "has 3 values but there are 4 labels; give one value per label"),
-    _c("not_csv_path", RICH, "A chart's csv path that does not end in .csv.",
-       "blocks[0].csv.path", "must name a file ending in .csv"),
+       "has 3 values but there are 4 labels; give one value per label",
+       "has {values} values but there are {labels} labels; give one value per label"),
+    NOT_CSV_PATH := _c(
+       "not_csv_path", RICH, "A chart's csv path that does not end in .csv.",
+       "blocks[0].csv.path", "",
+       "must name a file ending in .csv"),
     # kandev.rich_output.v1: workspace paths
-    _c("blank_path", RICH, "An empty or whitespace-only path.",
-       "blocks[0].path", "must name a file: it is empty or only whitespace"),
-    _c("nul_in_path", RICH, "A path containing NUL.",
-       "blocks[0].path", "must not contain a NUL character"),
-    _c("absolute_path", RICH, "A path starting with / (once \\ is read as /).",
-       "blocks[0].path", "must be relative to the workspace; it starts with '/' or '\\'"),
-    _c("url_path", RICH, "A path containing `://`.",
-       "blocks[0].path", "must be a workspace path, not a URL ('://')"),
-    _c("data_uri_path", RICH, "A path starting with `data:`.",
-       "blocks[0].path", "must be a workspace path, not a data: URI"),
-    _c("drive_letter_path", RICH, "A path starting with a drive letter (`C:`).",
-       "blocks[0].path", "must be relative; it starts with a drive letter"),
-    _c("parent_segment", RICH, "A path with a `..` segment.",
-       "blocks[0].csv.path", "must not contain a '..' segment (it leaves the folder)"),
-    _c("empty_path_after_cleaning", RICH, "A path that cleans to `.` (the folder itself).",
-       "blocks[0].path", "must name a file; it cleans to '.' (the folder itself)"),
-    _c("not_single_folder", RICH, "A ToolCall `workspace` that is not one folder name.",
-       "workspace", "must be one folder name, without '/' or '\\'"),
+    BLANK_PATH := _c(
+       "blank_path", RICH, "An empty or whitespace-only path.",
+       "blocks[0].path", "",
+       "must name a file: it is empty or only whitespace"),
+    NUL_IN_PATH := _c(
+       "nul_in_path", RICH, "A path containing NUL.",
+       "blocks[0].path", "",
+       "must not contain a NUL character"),
+    ABSOLUTE_PATH := _c(
+       "absolute_path", RICH, "A path starting with / (once \\ is read as /).",
+       "blocks[0].path", "",
+       "must be relative to the workspace; it starts with '/' or '\\'"),
+    URL_PATH := _c(
+       "url_path", RICH, "A path containing `://`.",
+       "blocks[0].path", "",
+       "must be a workspace path, not a URL ('://')"),
+    DATA_URI_PATH := _c(
+       "data_uri_path", RICH, "A path starting with `data:`.",
+       "blocks[0].path", "",
+       "must be a workspace path, not a data: URI"),
+    DRIVE_LETTER_PATH := _c(
+       "drive_letter_path", RICH, "A path starting with a drive letter (`C:`).",
+       "blocks[0].path", "",
+       "must be relative; it starts with a drive letter"),
+    PARENT_SEGMENT := _c(
+       "parent_segment", RICH, "A path with a `..` segment.",
+       "blocks[0].csv.path", "",
+       "must not contain a '..' segment (it leaves the folder)"),
+    EMPTY_PATH_AFTER_CLEANING := _c(
+       "empty_path_after_cleaning", RICH, "A path that cleans to `.` (the folder itself).",
+       "blocks[0].path", "",
+       "must name a file; it cleans to '.' (the folder itself)"),
+    NOT_SINGLE_FOLDER := _c(
+       "not_single_folder", RICH, "A ToolCall `workspace` that is not one folder name.",
+       "workspace", "",
+       "must be one folder name, without '/' or '\\'"),
     # kandev.rich_output.v1: the tool call and its workspace
-    _c("unknown_tool", RICH, "A ToolCall for a tool this gate does not serve.",
-       "tool", "this gate only serves show_rich_output_kandev"),
-    _c("workspace_unavailable", RICH, "The workspace folder cannot be opened.",
-       "workspace", "cannot be opened: [Errno 2] No such file or directory"),
-    _c("workspace_outside_root", RICH, "The workspace resolves outside the workspaces root.",
-       "workspace", "resolves outside the workspaces root"),
+    UNKNOWN_TOOL := _c(
+       "unknown_tool", RICH, "A ToolCall for a tool this gate does not serve.",
+       "tool", "this gate only serves show_rich_output_kandev",
+       "this gate only serves {tool}"),
+    WORKSPACE_UNAVAILABLE := _c(
+       "workspace_unavailable", RICH, "The workspace folder cannot be opened.",
+       "workspace", "cannot be opened: [Errno 2] No such file or directory",
+       "cannot be opened: {reason}",
+       csv="the workspace cannot be opened: {reason}",
+       not_folder="the workspace is not a folder"),
+    WORKSPACE_OUTSIDE_ROOT := _c(
+       "workspace_outside_root", RICH, "The workspace resolves outside the workspaces root.",
+       "workspace", "",
+       "resolves outside the workspaces root"),
     # kandev.rich_output.v1: reading a chart's CSV (path: the block's csv.path)
-    _c("csv_not_found", RICH, "No such file in the workspace.",
-       "blocks[0].csv.path", "no such file in the workspace"),
-    _c("csv_outside_workspace", RICH, "The real path (symlinks resolved) leaves the workspace.",
-       "blocks[0].csv.path", "the real path (symlinks resolved) leaves the workspace"),
-    _c("csv_symlink_loop", RICH, "The path runs into a symlink loop.",
-       "blocks[0].csv.path", "the path runs into a symlink loop"),
-    _c("csv_not_regular_file", RICH, "Not a regular file (a folder, a FIFO, a device).",
-       "blocks[0].csv.path", "is not a regular file"),
-    _c("csv_changed_during_read", RICH, "The file was swapped while it was being opened.",
-       "blocks[0].csv.path", "the file was replaced while opening it"),
-    _c("csv_unreadable", RICH, "The file cannot be opened or read.",
-       "blocks[0].csv.path", "the file cannot be opened: Permission denied"),
-    _c("csv_too_large", RICH, "The file is over the CSV limit (256 KiB by default).",
-       "blocks[0].csv.path", "is larger than 262144 bytes"),
-    _c("csv_nul_byte", RICH, "A NUL byte in the file.",
-       "blocks[0].csv.path", "has a NUL byte at byte 17 (line 2)"),
-    _c("csv_invalid_utf8", RICH, "The file is not UTF-8 text.",
-       "blocks[0].csv.path", "is not valid UTF-8 at byte 40 (line 3)"),
-    _c("csv_malformed", RICH, "CSV syntax the reader cannot follow (e.g. a stray quote).",
-       "blocks[0].csv.path", "line 4: unexpected end of data"),
-    _c("csv_field_too_large", RICH, "One field longer than the CSV field limit.",
-       "blocks[0].csv.path", "line 2, column 1: a field longer than 131072 characters"),
-    _c("csv_too_many_columns", RICH, "A row with more columns than the limit.",
-       "blocks[0].csv.path", "line 1 has 16385 fields; at most 16384"),
-    _c("csv_empty", RICH, "An empty file: no header, no rows.",
-       "blocks[0].csv.path", "is empty: it needs a header row and 1-100 data rows"),
-    _c("csv_blank_header", RICH, "A header name that is blank after trimming.",
-       "blocks[0].csv.path", "header (line 1) column 3 is blank"),
-    _c("csv_duplicate_header", RICH, "The same header name twice.",
-       "blocks[0].csv.path", "header (line 1) names 'month' twice: columns 1 and 4"),
-    _c("csv_no_rows", RICH, "A header but no data rows.",
-       "blocks[0].csv.path", "has a header but no data rows (1-100)"),
-    _c("csv_too_many_rows", RICH, "More than 100 data rows.",
-       "blocks[0].csv.path", "has more than 100 data rows (line 102)"),
-    _c("csv_ragged_row", RICH, "A row with a different number of fields than the header.",
-       "blocks[0].csv.path", "data row 3 (line 4) has 2 fields; the header has 3"),
-    _c("csv_unknown_column", RICH, "`x_column` or a series `column` that is not a header.",
-       "blocks[0].csv.series[0].column", "'revenue' is not a header of the CSV"),
-    _c("csv_blank_label", RICH, "An x_column cell that is blank after trimming.",
-       "blocks[0].csv.path", "data row 2 (line 3), column 1 ('month'): the label is blank"),
-    _c("csv_label_too_long", RICH, "An x_column cell longer than 120 code points.",
+    CSV_NOT_FOUND := _c(
+       "csv_not_found", RICH, "No such file in the workspace.",
+       "blocks[0].csv.path", "",
+       "no such file in the workspace"),
+    CSV_OUTSIDE_WORKSPACE := _c(
+       "csv_outside_workspace", RICH, "The real path (symlinks resolved) leaves the workspace.",
+       "blocks[0].csv.path", "",
+       "the real path (symlinks resolved) leaves the workspace"),
+    CSV_SYMLINK_LOOP := _c(
+       "csv_symlink_loop", RICH, "The path runs into a symlink loop.",
+       "blocks[0].csv.path", "",
+       "the path runs into a symlink loop"),
+    CSV_NOT_REGULAR_FILE := _c(
+       "csv_not_regular_file", RICH, "Not a regular file (a folder, a FIFO, a device).",
+       "blocks[0].csv.path", "",
+       "is not a regular file"),
+    CSV_CHANGED_DURING_READ := _c(
+       "csv_changed_during_read", RICH, "The file was swapped while it was being opened.",
+       "blocks[0].csv.path", "the file was replaced while opening it",
+       "the file changed",
+       symlink="the file became a symlink",
+       replaced="the file was replaced while opening it"),
+    CSV_UNREADABLE := _c(
+       "csv_unreadable", RICH, "The file cannot be opened or read.",
+       "blocks[0].csv.path", "the file cannot be opened: Permission denied",
+       "the file cannot be read",
+       resolve="the file cannot be resolved: {cause}",
+       examine="the file cannot be examined: {cause}",
+       open="the file cannot be opened: {cause}",
+       read="the file cannot be read: {cause}"),
+    CSV_TOO_LARGE := _c(
+       "csv_too_large", RICH, "The file is over the CSV limit (256 KiB by default).",
+       "blocks[0].csv.path", "is larger than 262144 bytes",
+       "is larger than {limit} bytes"),
+    CSV_NUL_BYTE := _c(
+       "csv_nul_byte", RICH, "A NUL byte in the file.",
+       "blocks[0].csv.path", "has a NUL byte at byte 17 (line 2)",
+       "has a NUL byte at byte {offset} (line {line})"),
+    CSV_INVALID_UTF8 := _c(
+       "csv_invalid_utf8", RICH, "The file is not UTF-8 text.",
+       "blocks[0].csv.path", "is not valid UTF-8 at byte 40 (line 3)",
+       "is not valid UTF-8 at byte {offset} (line {line})"),
+    CSV_MALFORMED := _c(
+       "csv_malformed", RICH, "CSV syntax the reader cannot follow (e.g. a stray quote).",
+       "blocks[0].csv.path", "line 4: unexpected end of data",
+       "line {line}: {error}"),
+    CSV_FIELD_TOO_LARGE := _c(
+       "csv_field_too_large", RICH, "One field longer than the CSV field limit.",
+       "blocks[0].csv.path", "line 2, column 1: a field longer than 131072 characters",
+       "line {line}, column {col}: a field longer than {limit} characters",
+       reader="line {line}: a field is longer than the csv limit"),
+    CSV_TOO_MANY_COLUMNS := _c(
+       "csv_too_many_columns", RICH, "A row with more columns than the limit.",
+       "blocks[0].csv.path", "line 1 has 16385 fields; at most 16384",
+       "line {line} has {fields} fields; at most {limit}"),
+    CSV_EMPTY := _c(
+       "csv_empty", RICH, "An empty file: no header, no rows.",
+       "blocks[0].csv.path", "is empty: it needs a header row and 1-100 data rows",
+       "is empty: it needs a header row and 1-{limit} data rows"),
+    CSV_BLANK_HEADER := _c(
+       "csv_blank_header", RICH, "A header name that is blank after trimming.",
+       "blocks[0].csv.path", "header (line 1) column 3 is blank",
+       "header (line {line}) column {col} is blank"),
+    CSV_DUPLICATE_HEADER := _c(
+       "csv_duplicate_header", RICH, "The same header name twice.",
+       "blocks[0].csv.path", "header (line 1) names 'month' twice: columns 1 and 4",
+       "header (line {line}) names {name!r} twice: columns {first} and {col}"),
+    CSV_NO_ROWS := _c(
+       "csv_no_rows", RICH, "A header but no data rows.",
+       "blocks[0].csv.path", "has a header but no data rows (1-100)",
+       "has a header but no data rows (1-{limit})"),
+    CSV_TOO_MANY_ROWS := _c(
+       "csv_too_many_rows", RICH, "More than 100 data rows.",
+       "blocks[0].csv.path", "has more than 100 data rows (line 102)",
+       "has more than {limit} data rows (line {line})"),
+    CSV_RAGGED_ROW := _c(
+       "csv_ragged_row", RICH, "A row with a different number of fields than the header.",
+       "blocks[0].csv.path", "data row 3 (line 4) has 2 fields; the header has 3",
+       "data row {row} (line {line}) has {fields} fields; the header has {header}"),
+    CSV_UNKNOWN_COLUMN := _c(
+       "csv_unknown_column", RICH, "`x_column` or a series `column` that is not a header.",
+       "blocks[0].csv.series[0].column", "'revenue' is not a header of the CSV",
+       "{column!r} is not a header of the CSV"),
+    CSV_BLANK_LABEL := _c(
+       "csv_blank_label", RICH, "An x_column cell that is blank after trimming.",
+       "blocks[0].csv.path", "data row 2 (line 3), column 1 ('month'): the label is blank",
+       "{where}: the label is blank"),
+    CSV_LABEL_TOO_LONG := _c(
+       "csv_label_too_long", RICH, "An x_column cell longer than 120 code points.",
        "blocks[0].csv.path",
-       "data row 2 (line 3), column 1 ('month'): the label has 150 characters; at most 120"),
-    _c("csv_invalid_number", RICH, "A series cell that is neither empty nor a number.",
+       "data row 2 (line 3), column 1 ('month'): the label has 150 characters; at most 120",
+       "{where}: the label has {length} characters; at most {limit}"),
+    CSV_INVALID_NUMBER := _c(
+       "csv_invalid_number", RICH, "A series cell that is neither empty nor a number.",
        "blocks[0].csv.path",
        "data row 2 (line 3), column 2 ('sales'): 'n/a' is not a number (JSON syntax: 12, "
-       "-3.5, 1e6)"),
-    _c("csv_not_finite", RICH, "A series cell that is NaN or infinite.",
+       "-3.5, 1e6)",
+       "{where}: {cell} is not a number (JSON syntax: 12, -3.5, 1e6)"),
+    CSV_NOT_FINITE := _c(
+       "csv_not_finite", RICH, "A series cell that is NaN or infinite.",
        "blocks[0].csv.path",
-       "data row 2 (line 3), column 2 ('sales'): is too large to be a finite number"),
-    _c("snapshot_too_large", RICH, "The CSV snapshot is over 64 KiB as JSON.",
-       "$", "the CSV snapshot is 70000 bytes as JSON; the limit is 65536"),
+       "data row 2 (line 3), column 2 ('sales'): is too large to be a finite number",
+       "{where}: is too large to be a finite number"),
+    SNAPSHOT_TOO_LARGE := _c(
+       "snapshot_too_large", RICH, "The CSV snapshot is over 64 KiB as JSON.",
+       "$", "the CSV snapshot is 70000 bytes as JSON; the limit is 65536",
+       "the CSV snapshot is {size} bytes as JSON; the limit is {limit}"),
     CORRECTION_MISMATCH := _c(
        "correction_mismatch", ANY,
        "A correction (`attempt` 1) whose conversation, platform or contract is not the one its "
@@ -344,12 +549,16 @@ SHARED_CODES: Final = table(
        "unknown_record", RECORD, "A `check` line with neither `turn_id` nor `call_id`.",
        "$", "", "a record needs turn_id (reply) or call_id (tool)"),
     UNKNOWN_PLATFORM := _c(
-       "unknown_platform", RECORD, "A platform that this deployment does not serve.",
-       "platform", "'fax' is not configured", "{platform!r} is not configured"),
+       "unknown_platform", RECORD,
+       "A platform that this deployment does not serve (for an endpoint's re-check: not the "
+       "platform its delivery topic is for).",
+       "platform", "'fax' is not configured", "{platform!r} is not configured",
+       topic="is not {platform!r}, this topic's platform"),
     UNKNOWN_CONTRACT := _c(
        "unknown_contract", RECORD, "A contract that is not registered.",
        "contract", "'acme.ticket.v9' is not registered; known: acme.ticket.v1, acme.note.v1",
-       "{contract!r} is not registered; known: {known}"),
+       "{contract!r} is not registered; known: {known}",
+       unregistered="is not a registered contract"),
     RECORD_TOO_LARGE := _c(
        "record_too_large", RECORD, "A record over `max_record_bytes`.",
        "$", "2000000 bytes; the limit is 1048576", "{size} bytes; the limit is {limit}"),
@@ -363,11 +572,15 @@ SHARED_CODES: Final = table(
        "A reply older than the state horizon, for a turn the gate no longer remembers.",
        "produced_at", "",
        "the reply is older than the state horizon: its turn may already be finished"),
-    _c("wrong_key", RECORD,
+    WRONG_KEY := _c(
+       "wrong_key", RECORD,
        "An input record whose Kafka key is not the UTF-8 bytes of its `conversation_id` "
        "(`task_id` for a tool call): no key, a JSON-quoted key or the turn id. It is never "
        "judged, since it may sit on another partition than its turn.",
-       "(key)", "the record key must be the UTF-8 bytes of its conversation_id, exactly"),
+       "(key)", "the record key must be the UTF-8 bytes of its conversation_id, exactly (no "
+       "quotes, no prefix); the record has no key",
+       "the record key must be the UTF-8 bytes of its {field}, exactly (no quotes, no "
+       "prefix); the record has {got}"),
 )
 
 
@@ -421,7 +634,7 @@ _FIRST_SECTIONS: Final = (
 )
 _LAST_SECTIONS: Final = (
     (SCHEMA, "Caller-owned contracts (JSON Schema): `schema.` and the failing keyword"),
-    (RICH, f"`{RICH}`"),
+    (RICH, ""),
     (RECORD, "The record around the reply"),
 )
 # A contract's own codes under its heading (`ReplyContract.catalogue_title`, `.codes`).
@@ -430,6 +643,15 @@ ContractCodes = Sequence[tuple[str, Mapping[str, Code]]]
 
 def _first_in(codes: Mapping[str, Code], key: str) -> list[Code]:
     return [c for c in codes.values() if c.where[0] == key]
+
+
+def _place(where: str) -> str:
+    """A `where` as the catalogue shows it: a contract's name in backticks."""
+    if where == RICH:
+        from schemas.rich_output import CONTRACT_NAME  # here: rich_output imports this module
+
+        where = CONTRACT_NAME
+    return f"`{where}`" if "." in where else where
 
 
 def _cell(text: str) -> str:
@@ -443,7 +665,7 @@ def _rows(codes: Sequence[Code], with_example: bool) -> list[str]:
         lines = ["| reason | meaning |", "|---|---|"]
     for code in codes:
         if with_example:
-            also = ", ".join(f"`{w}`" if "." in w else w for w in code.where[1:]) or ""
+            also = ", ".join(_place(w) for w in code.where[1:]) or ""
             example = f"`{code.example_path}`: {code.example}"
             lines.append(f"| `{code.name}` | {also} | {_cell(code.meaning)} | {_cell(example)} |")
         else:
@@ -480,7 +702,7 @@ def catalogue(contract_codes: ContractCodes) -> str:
     sections = [
         *((title, _first_in(SHARED_CODES, key)) for key, title in _FIRST_SECTIONS),
         *((title, list(own.values())) for title, own in contract_codes),
-        *((title, _first_in(SHARED_CODES, key)) for key, title in _LAST_SECTIONS),
+        *((title or _place(key), _first_in(SHARED_CODES, key)) for key, title in _LAST_SECTIONS),
     ]
     for title, listed in sections:
         out += ["", f"## {title}", "", *_rows(listed, with_example=True)]

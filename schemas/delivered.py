@@ -18,9 +18,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from schemas.codes import (
+    INVALID_VALUE,
+    TOO_SHORT,
+    UNKNOWN_CONTRACT,
+    UNKNOWN_FIELD,
+    UNKNOWN_PLATFORM,
+    WRONG_TYPE,
+)
 from schemas.contract import ReplyContract
 from schemas.errors import Issue, issues_from_validation_error
-from schemas.preview import one_line
+from schemas.preview import MAX_CODE_POINTS, one_line
 from schemas.progress import progress_text_issues
 from schemas.records import Delivery
 
@@ -28,18 +36,16 @@ from schemas.records import Delivery
 def message_issues(contract: ReplyContract, message: Any) -> tuple[Issue, ...]:
     """Why `message` is not what `contract` delivers (empty: it is), paths under `message`."""
     if contract.delivers_object and not isinstance(message, dict):
-        return (Issue("message", "wrong_type", "must be an object"),)
+        return (WRONG_TYPE.issue("message", expected="an object"),)
     result = contract.validate(contract.reply_of(message), contract.endpoint_context(message))
     if result.issues:
         return tuple(
             Issue(_under_message(issue.path), issue.code, issue.message) for issue in result.issues
         )
     if result.no_reply or result.message is None:
-        return (Issue("message", "invalid_value", "holds no reply: nothing would be delivered"),)
+        return (INVALID_VALUE.issue("message", "no_reply"),)
     if result.message != message:
-        return (
-            Issue("message", "invalid_value", f"is not the message that {contract.name} delivers"),
-        )
+        return (INVALID_VALUE.issue("message", "not_delivered", contract=contract.name),)
     return ()
 
 
@@ -55,15 +61,15 @@ def text_issues(message: Any, what: str, needs_text: bool) -> tuple[Issue, ...]:
     """Why `message` is not `{"text": "..."}`: a progress summary, or the host's failure notice
     for a caller-owned contract (whose schema cannot describe it)."""
     if not isinstance(message, dict):
-        return (Issue("message", "wrong_type", "must be an object"),)
+        return (WRONG_TYPE.issue("message", expected="an object"),)
     extra = sorted(str(key) for key in message if key != "text")
     if extra:
-        return (Issue(f"message.{extra[0][:100]}", "unknown_field", f"is not a field of {what}"),)
+        return (UNKNOWN_FIELD.issue(f"message.{extra[0][:100]}", "of", what=what),)
     text = message.get("text")
     if text is not None and not isinstance(text, str):
-        return (Issue("message.text", "wrong_type", "must be a string"),)
+        return (WRONG_TYPE.issue("message.text", expected="a string"),)
     if needs_text and not text:
-        return (Issue("message.text", "too_short", f"{what} needs text"),)
+        return (TOO_SHORT.issue("message.text", "needs_text", what=what),)
     return ()
 
 
@@ -98,16 +104,14 @@ def check_delivery(
     except ValidationError as exc:
         return Checked(None, tuple(issues_from_validation_error(exc)))
     if platform is not None and delivery.platform != platform:
-        issue = Issue("platform", "unknown_platform", f"is not {platform!r}, this topic's platform")
+        issue = UNKNOWN_PLATFORM.issue("platform", "topic", platform=platform)
         return Checked(None, (issue,))
     if one_line(delivery.preview) != delivery.preview:
-        issue = Issue(
-            "preview", "invalid_value", "is not one trimmed line of at most 280 characters"
-        )
+        issue = INVALID_VALUE.issue("preview", "preview", limit=MAX_CODE_POINTS)
         return Checked(None, (issue,))
     contract = contracts.get(delivery.contract)
     if contract is None:
-        issue = Issue("contract", "unknown_contract", "is not a registered contract")
+        issue = UNKNOWN_CONTRACT.issue("contract", "unregistered")
         return Checked(None, (issue,))
     if delivery.kind == "progress":
         issues = progress_issues(delivery.message)

@@ -82,6 +82,8 @@ _CODES: dict[str, str] = {
     "datetime_parsing": "invalid_datetime",
     "datetime_type": "wrong_type",
 }
+# The codes worded by their own template rather than by pydantic's message.
+_OUR_WORDING = frozenset({"unknown_field", "missing_field"})
 _UNION_MEMBER_TYPES = {"str", "int", "float", "bool", "none", "list", "dict", "bytes"}
 
 
@@ -103,6 +105,8 @@ def _code_for(error_type: str) -> str:
 
 def issues_from_validation_error(exc: ValidationError, base: str = "$") -> list[Issue]:
     """Turn pydantic errors into Issues; union-branch errors collapse into one `wrong_type`."""
+    from schemas.codes import SHARED_CODES  # here: `python -m schemas.codes` imports this package
+
     issues: list[Issue] = []
     seen_union: set[tuple[str | int, ...]] = set()
     for err in exc.errors(include_url=False):
@@ -112,15 +116,13 @@ def issues_from_validation_error(exc: ValidationError, base: str = "$") -> list[
             if parent in seen_union:
                 continue
             seen_union.add(parent)
-            issues.append(Issue(child_path(base, *parent), "wrong_type", "has the wrong JSON type"))
+            issues.append(SHARED_CODES["wrong_type"].issue(child_path(base, *parent), "union"))
             continue
         code = _code_for(err["type"])
-        msg = err["msg"]
-        if code == "unknown_field":
-            msg = "is not a field of this closed object"
-        elif code == "missing_field":
-            msg = "is required"
-        issues.append(Issue(child_path(base, *loc), code, msg))
+        if code in _OUR_WORDING:  # the code's own template, not pydantic's message
+            issues.append(SHARED_CODES[code].issue(child_path(base, *loc)))
+        else:
+            issues.append(Issue(child_path(base, *loc), code, err["msg"]))
     return issues
 
 

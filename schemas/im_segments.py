@@ -24,7 +24,17 @@ from pydantic import (
 )
 from pydantic.types import Strict
 
-from schemas.codes import MAX_ISSUES, TOO_MANY_ERRORS, code, table
+from schemas.codes import (
+    INVALID_URL,
+    MAX_ISSUES,
+    MISSING_FIELD,
+    TOO_LONG,
+    TOO_MANY_ERRORS,
+    UNKNOWN_FIELD,
+    WRONG_TYPE,
+    code,
+    table,
+)
 from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue, child_path, issues_from_validation_error, json_path
 from schemas.json_read import not_json, parse_object
@@ -36,13 +46,16 @@ NAME: Final = "im.segments.v1"
 
 # fmt: off
 CODES: Final = table(
-    code("unknown_segment_type", NAME, "A segment `type` outside the closed list.",
+    UNKNOWN_SEGMENT_TYPE := code(
+       "unknown_segment_type", NAME, "A segment `type` outside the closed list.",
        "segments[1].type",
        "is not a segment type; use one of text, markdown, mention, image, audio, video, "
-       "file, reply, forward, face, dice, rps, share"),
-    code("unknown_mention_target", NAME,
+       "file, reply, forward, face, dice, rps, share",
+       "is not a segment type; use one of {types}"),
+    UNKNOWN_MENTION_TARGET := code(
+       "unknown_mention_target", NAME,
        "A mention of someone who is neither `context.sender_id` nor in `context.members`.",
-       "segments[1].data.target",
+       "segments[1].data.target", "",
        "is not the sender or a member of this conversation; mention only a given user ID, "
        "exactly as given"),
 )
@@ -213,9 +226,9 @@ class _Sink:
     def full(self) -> bool:
         return len(self.items) > self.limit
 
-    def add(self, path: str, code: str, message: str) -> None:
+    def add(self, issue: Issue) -> None:
         if not self.full:
-            self.items.append(Issue(path, code, message))
+            self.items.append(issue)
 
     def extend(self, issues: Iterable[Issue]) -> None:
         for issue in issues:
@@ -243,10 +256,7 @@ def _unknown_keys(obj: Mapping[Any, Any], allowed: Iterable[str], base: str, sin
         if sink.full:
             return
         if key not in allowed_set:
-            sink.add(child_path(base, _key_part(key)), "unknown_field", _UNKNOWN_FIELD)
-
-
-_UNKNOWN_FIELD = "is not a field of this closed object"
+            sink.add(UNKNOWN_FIELD.issue(child_path(base, _key_part(key))))
 
 
 def _bounded(obj: dict[Any, Any], fields: Iterable[str]) -> dict[Any, Any]:
@@ -287,28 +297,15 @@ def _data_issues(
         value = media.get("value")
         is_url = media.get("kind") == "url" and isinstance(value, str) and value != ""
         if is_url and isinstance(value, str) and not is_http_url(value):
-            sink.add(
-                child_path(base, "media", "value"),
-                "invalid_url",
-                "a media URL must be an absolute http:// or https:// URL with a host",
-            )
+            sink.add(INVALID_URL.issue(child_path(base, "media", "value"), "media"))
     elif model is ShareData:
         url = data.get("url")
         if isinstance(url, str) and not is_http_url(url):
-            sink.add(
-                child_path(base, "url"),
-                "invalid_url",
-                "must be an absolute http:// or https:// URL with a host",
-            )
+            sink.add(INVALID_URL.issue(child_path(base, "url")))
     elif model is MentionData:
         target = data.get("target")
         if isinstance(target, str) and target not in mentionable:
-            sink.add(
-                child_path(base, "target"),
-                "unknown_mention_target",
-                "is not the sender or a member of this conversation; mention only a given user "
-                "ID, exactly as given",
-            )
+            sink.add(UNKNOWN_MENTION_TARGET.issue(child_path(base, "target")))
 
 
 @lru_cache(maxsize=MAX_SEGMENTS)
@@ -321,30 +318,27 @@ def _segment_paths(index: int) -> tuple[str, str]:
 def _segment_issues(segment: object, index: int, mentionable: frozenset[str], sink: _Sink) -> None:
     base, data_path = _segment_paths(index)
     if not isinstance(segment, dict):
-        sink.add(base, "wrong_type", 'must be an object {"type": ..., "data": {...}}')
+        sink.add(WRONG_TYPE.issue(base, expected='an object {"type": ..., "data": {...}}'))
         return
     _unknown_keys(segment, _SEGMENT_KEYS, base, sink)
 
     seg_type: str | None = None
     if "type" not in segment:
-        sink.add(child_path(base, "type"), "missing_field", "is required")
+        sink.add(MISSING_FIELD.issue(child_path(base, "type")))
     elif not isinstance(segment["type"], str):
-        sink.add(child_path(base, "type"), "wrong_type", "must be a string")
+        sink.add(WRONG_TYPE.issue(child_path(base, "type"), expected="a string"))
     elif segment["type"] not in DATA_MODELS:
-        sink.add(
-            child_path(base, "type"),
-            "unknown_segment_type",
-            "is not a segment type; use one of " + ", ".join(SEGMENT_TYPES),
-        )
+        types = ", ".join(SEGMENT_TYPES)
+        sink.add(UNKNOWN_SEGMENT_TYPE.issue(child_path(base, "type"), types=types))
     else:
         seg_type = segment["type"]
 
     if "data" not in segment:
-        sink.add(data_path, "missing_field", "is required")
+        sink.add(MISSING_FIELD.issue(data_path))
         return
     data = segment["data"]
     if not isinstance(data, dict):
-        sink.add(data_path, "wrong_type", "must be an object")
+        sink.add(WRONG_TYPE.issue(data_path, expected="an object"))
         return
     if seg_type is not None:
         _data_issues(seg_type, data, data_path, mentionable, sink)
@@ -354,18 +348,18 @@ def message_issues(message: object, mentionable: frozenset[str] = frozenset()) -
     """Every broken rule of a parsed reply (bounded): structure, URLs and mention targets."""
     sink = _Sink()
     if not isinstance(message, dict):
-        sink.add("$", "wrong_type", 'must be an object {"segments": [...]}')
+        sink.add(WRONG_TYPE.issue("$", expected='an object {"segments": [...]}'))
         return sink.result()
     _unknown_keys(message, ("segments",), "$", sink)
     if "segments" not in message:
-        sink.add("segments", "missing_field", "is required")
+        sink.add(MISSING_FIELD.issue("segments"))
         return sink.result()
     segments = message["segments"]
     if not isinstance(segments, list):
-        sink.add("segments", "wrong_type", "must be an array of segments")
+        sink.add(WRONG_TYPE.issue("segments", expected="an array of segments"))
         return sink.result()
     if len(segments) > MAX_SEGMENTS:
-        sink.add("segments", "too_long", f"has more than {MAX_SEGMENTS} segments")
+        sink.add(TOO_LONG.issue("segments", "items", limit=MAX_SEGMENTS, items="segments"))
     for index, segment in enumerate(segments[:MAX_SEGMENTS]):
         if _plain_segment(segment, mentionable):
             continue

@@ -19,6 +19,7 @@ from typing import Any, Final
 
 import orjson
 
+from schemas.codes import INTEGER_OUT_OF_RANGE, NOT_FINITE
 from schemas.errors import Issue, child_path
 
 __all__ = [
@@ -69,15 +70,8 @@ def wide_integer(text: str | bytes) -> Issue | None:
             continue
         digits = _wide_digits(literal)
         if digits is not None:
-            return Issue(
-                "$",
-                "integer_out_of_range",
-                f"the integer at character {match.start(1)} has {digits} digits, {_BEYOND}",
-            )
+            return INTEGER_OUT_OF_RANGE.issue("$", "at", at=match.start(1), digits=digits)
     return None
-
-
-_BEYOND: Final = "beyond the 64-bit range it could be carried in exactly; send it as a string"
 
 
 def _wide_digits(literal: str) -> int | None:
@@ -166,5 +160,5 @@ def wide_number_issues(value: Any, base: str = "$", limit: int = 100) -> list[Is
 def _wide_issue(path: str, number: WideNumber) -> Issue:
     if number.integer:
         digits = _wide_digits(number.literal)
-        return Issue(path, "integer_out_of_range", f"has {digits} digits, {_BEYOND}")
-    return Issue(path, "not_finite", "is too large to be a finite number")
+        return INTEGER_OUT_OF_RANGE.issue(path, digits=digits)
+    return NOT_FINITE.issue(path)

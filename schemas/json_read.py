@@ -11,14 +11,15 @@ from typing import Any
 
 import orjson
 
+from schemas.codes import NOT_JSON
 from schemas.contract import ReplyInput
 from schemas.errors import Issue
 from schemas.json_numbers import wide_integer, wide_number_issues
 
 
-def not_json(message: str) -> Issue:
-    """A `not_json` issue at the reply's root."""
-    return Issue("$", "not_json", message)
+def not_json(form: str, **ctx: object) -> Issue:
+    """A `not_json` issue at the reply's root, in the code's named wording."""
+    return NOT_JSON.issue("$", form, **ctx)
 
 
 def _wide_argument(arguments: Any) -> Issue | None:
@@ -39,16 +40,13 @@ def parse_value(reply: ReplyInput, what: str = "value") -> tuple[Any, Issue | No
         return reply.arguments, _wide_argument(reply.arguments)
     text = reply.text
     if text is None:
-        return None, not_json(f"there is no reply text; reply with one JSON {what}")
+        return None, not_json("no_text", what=what)
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         if "depth limit" in str(exc):
-            return None, not_json("is nested too deeply to be parsed (more than 1024 levels)")
-        return None, not_json(
-            f"must be exactly one JSON {what} and nothing else: no Markdown fence, no text "
-            f"around it, no second value ({exc})"
-        )
+            return None, not_json("too_deep")
+        return None, not_json("not_one", what=what, error=exc)
     wide = wide_integer(text)
     if wide is not None:
         return None, wide
@@ -58,10 +56,10 @@ def parse_value(reply: ReplyInput, what: str = "value") -> tuple[Any, Issue | No
 def parse_object(reply: ReplyInput) -> tuple[dict[str, Any] | None, Issue | None]:
     """The reply's one JSON object, or why there is none; nothing is stripped or extracted."""
     if reply.transport == "tool" and not isinstance(reply.arguments, dict):
-        return None, not_json("the json tool call's arguments must be one JSON object")
+        return None, not_json("arguments")
     value, problem = parse_value(reply, "object")
     if problem is not None:
         return None, problem
     if not isinstance(value, dict):
-        return None, not_json("must be one JSON object, not an array, string, number or null")
+        return None, not_json("not_object")
     return value, None

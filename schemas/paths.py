@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import posixpath
 
+from schemas import codes
 from schemas.errors import Issue
 
 _ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
@@ -36,39 +37,23 @@ def _slashed(value: str) -> str:
 def check_relative_path(value: str, path: str) -> list[Issue]:
     """Every way `value` breaks the workspace-relative path rule, as Issues at `path`."""
     if value.strip() == "":
-        return [Issue(path, "blank_path", "must name a file: it is empty or only whitespace")]
+        return [codes.BLANK_PATH.issue(path)]
     issues: list[Issue] = []
     slashed = _slashed(value)
     if "\0" in value:
-        issues.append(Issue(path, "nul_in_path", "must not contain a NUL character"))
+        issues.append(codes.NUL_IN_PATH.issue(path))
     if slashed.startswith("/"):
-        issues.append(
-            Issue(
-                path,
-                "absolute_path",
-                "must be relative to the workspace; it starts with '/' or '\\'",
-            )
-        )
+        issues.append(codes.ABSOLUTE_PATH.issue(path))
     if "://" in value:
-        issues.append(Issue(path, "url_path", "must be a workspace path, not a URL ('://')"))
+        issues.append(codes.URL_PATH.issue(path))
     if value[:5].lower() == "data:":
-        issues.append(Issue(path, "data_uri_path", "must be a workspace path, not a data: URI"))
+        issues.append(codes.DATA_URI_PATH.issue(path))
     if len(value) >= 2 and value[0] in _ASCII_LETTERS and value[1] == ":":
-        issues.append(
-            Issue(path, "drive_letter_path", "must be relative; it starts with a drive letter")
-        )
+        issues.append(codes.DRIVE_LETTER_PATH.issue(path))
     if ".." in slashed.split("/"):
-        issues.append(
-            Issue(path, "parent_segment", "must not contain a '..' segment (it leaves the folder)")
-        )
+        issues.append(codes.PARENT_SEGMENT.issue(path))
     if posixpath.normpath(slashed) == ".":
-        issues.append(
-            Issue(
-                path,
-                "empty_path_after_cleaning",
-                "must name a file; it cleans to '.' (the folder itself)",
-            )
-        )
+        issues.append(codes.EMPTY_PATH_AFTER_CLEANING.issue(path))
     return issues
 
 
@@ -78,7 +63,5 @@ def check_folder_name(value: str, path: str) -> list[Issue]:
     if issues and issues[0].code == "blank_path":
         return issues
     if "/" in _slashed(value):
-        issues.append(
-            Issue(path, "not_single_folder", "must be one folder name, without '/' or '\\'")
-        )
+        issues.append(codes.NOT_SINGLE_FOLDER.issue(path))
     return issues

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from schemas.codes import MISSING_REPLY, TOO_LONG, TOO_SHORT
 from schemas.errors import Issue
 from schemas.text_plain import CC_CONTROLS, control_character_issues
 
@@ -18,16 +19,10 @@ PROGRESS_MAX_CHARS: Final = 4000
 def progress_text_issues(text: str | None, base: str = "output.text") -> list[Issue]:
     """Why a progress summary's text cannot be shown (empty list: it can)."""
     if text is None:
-        return [Issue(base, "missing_reply", "a progress summary is output.text")]
+        return [MISSING_REPLY.issue(base, "progress")]
     length = len(text.strip())
     if length == 0:
-        return [Issue(base, "too_short", "is empty; a progress summary needs text")]
+        return [TOO_SHORT.issue(base, "progress")]
     if length > PROGRESS_MAX_CHARS:
-        return [
-            Issue(
-                base,
-                "too_long",
-                f"has {length} characters after trimming; at most {PROGRESS_MAX_CHARS}",
-            )
-        ]
+        return [TOO_LONG.issue(base, "progress", length=length, limit=PROGRESS_MAX_CHARS)]
     return control_character_issues(text, base, CC_CONTROLS)

@@ -9,6 +9,8 @@ import orjson
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 from pydantic_core import PydanticCustomError
 
+from schemas.codes import INVALID_DATETIME
+
 STRICT = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
@@ -17,10 +19,15 @@ def _iso_datetime(value: str) -> str:
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
-        raise PydanticCustomError("invalid_datetime", "is not an ISO 8601 timestamp") from None
+        raise _bad_timestamp("not_iso") from None
     if parsed.tzinfo is None:
-        raise PydanticCustomError("invalid_datetime", "has no time zone (use Z or +00:00)")
+        raise _bad_timestamp()
     return value
+
+
+def _bad_timestamp(form: str = "") -> PydanticCustomError:
+    """`invalid_datetime` in the code's own words (pydantic keeps the code as the type)."""
+    return PydanticCustomError(INVALID_DATETIME.name, INVALID_DATETIME.message(form))
 
 
 Timestamp = Annotated[str, StringConstraints(max_length=64), AfterValidator(_iso_datetime)]

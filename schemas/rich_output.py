@@ -27,6 +27,7 @@ from typing import Annotated, Any, Literal
 import orjson
 from pydantic import BaseModel, Field, StringConstraints, ValidationError
 
+from schemas import codes
 from schemas.errors import Issue, child_path, dedupe, issues_from_validation_error, json_path
 from schemas.json_numbers import wide_number_issues
 from schemas.paths import check_relative_path
@@ -189,10 +190,8 @@ def _file_block(raw: dict[str, Any], base: str) -> tuple[Any, list[Issue]]:
 def _length_mismatch(block: InlineChartBlock, base: str) -> list[Issue]:
     want = len(block.labels)
     return [
-        Issue(
-            child_path(base, "series", j, "values"),
-            "length_mismatch",
-            f"has {len(s.values)} values but there are {want} labels; give one value per label",
+        codes.LENGTH_MISMATCH.issue(
+            child_path(base, "series", j, "values"), values=len(s.values), labels=want
         )
         for j, s in enumerate(block.series)
         if len(s.values) != want
@@ -210,7 +209,7 @@ def _csv_source_issues(raw: dict[str, Any], base: str, known: list[Issue]) -> li
     path_at = child_path(where, "path")
     usable = isinstance(path, str) and not _has_issue_at(known, path_at)
     if usable and not str(path).lower().endswith(".csv"):
-        issues.append(Issue(path_at, "not_csv_path", "must name a file ending in .csv"))
+        issues.append(codes.NOT_CSV_PATH.issue(path_at))
     return issues
 
 
@@ -219,15 +218,11 @@ def _chart_block(raw: dict[str, Any], base: str) -> tuple[Any, list[Issue]]:
     has_inline = any(k in raw for k in _INLINE_KEYS)
     if has_csv and has_inline:
         _, issues = _model_issues(_ChartAnyForm, raw, base)
-        form = Issue(
-            base,
-            "ambiguous_chart_data",
-            "has both inline data (labels/series) and csv; give exactly one of them",
-        )
+        form = codes.AMBIGUOUS_CHART_DATA.issue(base)
         return None, [form, *issues]
     if not has_csv and not has_inline:
         _, issues = _model_issues(_ChartAnyForm, raw, base)
-        form = Issue(base, "missing_chart_data", "needs its data: either labels and series, or csv")
+        form = codes.MISSING_CHART_DATA.issue(base)
         return None, [form, *issues]
     if has_csv:
         model, issues = _model_issues(CsvChartBlock, raw, base)
@@ -247,44 +242,36 @@ def _block(raw: Any, index: int) -> tuple[Any, list[Issue]]:
     """One block, discriminated by its `type` so errors point inside the right block shape."""
     base = json_path("blocks", index)
     if not isinstance(raw, dict):
-        return None, [Issue(base, "wrong_type", "must be an object with a 'type'")]
+        return None, [codes.WRONG_TYPE.issue(base, expected="an object with a 'type'")]
     kind = raw.get("type")
     type_at = child_path(base, "type")
     if "type" not in raw:
-        return None, [Issue(type_at, "missing_field", "is required ('file', 'chart' or 'metrics')")]
+        return None, [codes.MISSING_FIELD.issue(type_at, "block_type")]
     if not isinstance(kind, str):
-        return None, [Issue(type_at, "wrong_type", "must be a string")]
+        return None, [codes.WRONG_TYPE.issue(type_at, expected="a string")]
     if kind == "file":
         return _file_block(raw, base)
     if kind == "chart":
         return _chart_block(raw, base)
     if kind == "metrics":
         return _metrics_block(raw, base)
-    return None, [Issue(type_at, "unknown_block_type", "must be one of 'file', 'chart', 'metrics'")]
+    return None, [codes.UNKNOWN_BLOCK_TYPE.issue(type_at)]
 
 
 def _size_issues(arguments: dict[str, Any]) -> list[Issue]:
     try:
         size = json_size(arguments)
     except (orjson.JSONEncodeError, TypeError) as exc:
-        return wide_number_issues(arguments) or [
-            Issue("$", "not_json", f"is not plain JSON: {exc}")
-        ]
+        return wide_number_issues(arguments) or [codes.NOT_JSON.issue("$", "plain", error=exc)]
     if size > MAX_ARGUMENTS_BYTES:
-        return [
-            Issue(
-                "$",
-                "too_large",
-                f"is {size} bytes as UTF-8 JSON; the limit is {MAX_ARGUMENTS_BYTES}",
-            )
-        ]
+        return [codes.TOO_LARGE.issue("$", size=size, limit=MAX_ARGUMENTS_BYTES)]
     return []
 
 
 def validate_rich_output(arguments: Any) -> tuple[RichOutputArgs | None, list[Issue]]:
     """Check a call's arguments; paths are relative to the arguments (`blocks[0].title`)."""
     if not isinstance(arguments, dict):
-        return None, [Issue("$", "wrong_type", "the arguments must be a JSON object")]
+        return None, [codes.WRONG_TYPE.issue("$", "arguments")]
     issues = _size_issues(arguments)
     if issues:
         return None, issues

@@ -16,7 +16,7 @@ from typing import Any, Final
 import jsonschema_rs
 import orjson
 
-from schemas.codes import MAX_ISSUES, SHARED_CODES, TOO_MANY_ERRORS
+from schemas.codes import MAX_ISSUES, NOT_JSON, SHARED_CODES, TOO_MANY_ERRORS
 from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue, child_path, json_path
 from schemas.json_read import parse_value
@@ -54,41 +54,6 @@ _KIND_KEYWORDS: Final = {
     "UniqueItems": "uniqueItems",
 }  # fmt: skip
 # What each keyword asks, said without quoting the reply (the schema itself is host text).
-_MESSAGES: Final = {
-    "type": "has the wrong JSON type; the schema allows {types}",
-    "enum": "is not one of the values the schema lists",
-    "const": "is not the one value the schema allows",
-    "multipleOf": "is not a multiple of {multiple_of}",
-    "maximum": "is above the maximum {limit}",
-    "exclusiveMaximum": "must be below {limit}",
-    "minimum": "is below the minimum {limit}",
-    "exclusiveMinimum": "must be above {limit}",
-    "maxLength": "is longer than {limit} characters",
-    "minLength": "is shorter than {limit} characters",
-    "pattern": "does not match the pattern {pattern}",
-    "format": "is not a valid {format}",
-    "maxItems": "has more than {limit} items",
-    "minItems": "has fewer than {limit} items",
-    "uniqueItems": "has repeated items; they must be unique",
-    "contains": "does not have the items the schema's contains asks for",
-    "minContains": "has too few items matching contains",
-    "maxContains": "has too many items matching contains",
-    "maxProperties": "has more than {limit} properties",
-    "minProperties": "has fewer than {limit} properties",
-    "required": "is required",
-    "dependentRequired": "is required when the property it depends on is present",
-    "additionalProperties": "is not a property the schema allows here",
-    "unevaluatedProperties": "is not a property the schema allows here",
-    "unevaluatedItems": "is an item the schema does not allow here",
-    "items": "is an item the schema does not allow here",
-    "propertyNames": "has a property name the schema does not allow",
-    "oneOf": "must match exactly one of the schema's oneOf alternatives",
-    "anyOf": "must match at least one of the schema's anyOf alternatives",
-    "not": "matches a schema that it must not match",
-    "false": "is not allowed here (the schema is false)",
-    "contentEncoding": "is not in the encoding the schema names",
-    "contentMediaType": "is not of the media type the schema names",
-}
 
 
 class SchemaError(ValueError):
@@ -171,8 +136,8 @@ def failing_keyword(schema_path: Sequence[str | int], kind: str) -> str:
     return _KIND_KEYWORDS.get(kind, "false")
 
 
-def _message(keyword: str, detail: dict[str, Any]) -> str:
-    template = _MESSAGES[keyword]
+def _context(detail: dict[str, Any]) -> dict[str, object]:
+    """What a `schema.<keyword>` template may name, from jsonschema-rs's error detail."""
     types = detail.get("types") or ([detail["expected"]] if "expected" in detail else [])
     values = {
         "types": " or ".join(str(t) for t in types) or "other types",
@@ -181,7 +146,7 @@ def _message(keyword: str, detail: dict[str, Any]) -> str:
         "pattern": str(detail.get("pattern", ""))[:200],
         "format": str(detail.get("format", "format"))[:100],
     }
-    return template.format(**values)
+    return values
 
 
 def _detail(kind: Any) -> dict[str, Any]:
@@ -196,19 +161,19 @@ def violation_issues(error: Any) -> Iterator[Issue]:
     """One jsonschema-rs error as Issues: named properties each get their own path."""
     kind = type(error.kind).__name__
     keyword = failing_keyword(list(error.schema_path), kind)
-    code = f"schema.{keyword}"
+    code = SHARED_CODES[f"schema.{keyword}"]
     base = json_path(*error.instance_path)
     detail = _detail(error.kind)
-    message = _message(keyword, detail)
+    context = _context(detail)
     if keyword in ("required", "dependentRequired") and isinstance(detail.get("property"), str):
-        yield Issue(child_path(base, detail["property"]), code, message)
+        yield code.issue(child_path(base, detail["property"]), **context)
         return
     unexpected = detail.get("unexpected")
     if keyword in ("additionalProperties", "unevaluatedProperties") and unexpected:
         for name in unexpected[: MAX_ISSUES + 1]:  # one more shows the list was cut
-            yield Issue(child_path(base, str(name)), code, message)
+            yield code.issue(child_path(base, str(name)), **context)
         return
-    yield Issue(base, code, message)
+    yield code.issue(base, **context)
 
 
 def _nodes_within(value: Any, limit: int) -> bool:
@@ -258,7 +223,6 @@ _INSTRUCTIONS: Final = (
     "value, no second value. Keep the content of your reply; change only its format to fix "
     "the listed errors."
 )
-_NULL: Final = "is null (or absent): a reply is one JSON value other than null"
 
 
 class SchemaContract(ContractBase):
@@ -284,7 +248,7 @@ class SchemaContract(ContractBase):
         del context
         message, problem = parse_value(reply)
         if problem is not None or message is None:
-            return ContractResult(issues=(problem or Issue("$", "not_json", _NULL),))
+            return ContractResult(issues=(problem or NOT_JSON.issue("$", "null"),))
         issues = schema_issues(self._validator, message)
         return ContractResult(issues=tuple(issues)) if issues else ContractResult(message=message)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from schemas.codes import MAX_ISSUES, TOO_MANY_ERRORS, code, table
+from schemas.codes import MAX_ISSUES, MISSING_REPLY, TOO_MANY_ERRORS, code, table
 from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue
 from schemas.records import Context
@@ -16,12 +16,15 @@ from schemas.records import Context
 NAME: Final = "text.plain.v1"
 # fmt: off
 CODES: Final = table(
-    code("control_character", NAME,
+    CONTROL_CHARACTER := code(
+       "control_character", NAME,
        "NUL or another C0/C1 control character (tab, line feed and carriage return are "
        "fine); the path names the code point's index. Also in a progress summary's text.",
        "text[5]",
        "contains the control character U+0007; only tab, line feed and carriage return are "
-       "allowed"),
+       "allowed",
+       "contains the control character U+{code_point:04X}; only tab, line feed and carriage "
+       "return are allowed"),
 )
 # fmt: on
 # NUL and the C0/C1 controls; tab, line feed and carriage return are ordinary text.
@@ -47,14 +50,7 @@ def control_character_issues(
         if len(issues) == MAX_ISSUES:
             issues.append(TOO_MANY_ERRORS.issue(base, listed=MAX_ISSUES))
             break
-        issues.append(
-            Issue(
-                f"{base}[{index}]",
-                "control_character",
-                f"contains the control character U+{ord(char):04X}; only tab, line feed and "
-                "carriage return are allowed",
-            )
-        )
+        issues.append(CONTROL_CHARACTER.issue(f"{base}[{index}]", code_point=ord(char)))
     return issues
 
 
@@ -85,15 +81,7 @@ class TextPlainContract(ContractBase):
         """Text only; blank is no reply; control characters are invalid."""
         del context
         if reply.transport != "text" or reply.text is None:
-            return ContractResult(
-                issues=(
-                    Issue(
-                        "output",
-                        "missing_reply",
-                        "this contract takes output.text; a json tool call is not a reply here",
-                    ),
-                )
-            )
+            return ContractResult(issues=(MISSING_REPLY.issue("output", "text_only"),))
         if reply.text.strip() == "":
             return ContractResult(no_reply=True)
         issues = control_character_issues(reply.text, "text")

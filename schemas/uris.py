@@ -29,6 +29,7 @@ from typing import Any, Final
 
 import re2
 
+from schemas.errors import Issue
 from schemas.re2_spans import spans_finder
 
 # An RFC 3986 scheme and its colon, without the `//` of the schemes a link may use.
@@ -81,10 +82,27 @@ class Uri:
 
 @dataclass(frozen=True, slots=True)
 class UriError:
-    """Why a string is not a canonical URI: `invalid_uri` or `non_canonical_uri`."""
+    """Why a string is not a canonical URI: `invalid_uri` or `non_canonical_uri`, in one of the
+    code's named forms; the words are the code's own (schemas/html_answer/codes.py)."""
 
     code: str
-    message: str
+    form: str
+    context: Mapping[str, object]
+
+    def issue(self, path: str, code: str = "") -> Issue:
+        """The Issue at `path` (as `code` where the caller counts it so), the URI quoted, cut
+        short, in its message."""
+        from schemas.html_answer.codes import CODES  # here: the HTML contract imports this module
+
+        return CODES[code or self.code].issue(path, self.form, **self.context)
+
+    @property
+    def message(self) -> str:
+        return self.issue("$").message
+
+
+def _uri_error(code: str, form: str, value: str, **context: object) -> UriError:
+    return UriError(code, form, {"value": value[:200], **context})
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,10 +127,8 @@ def is_element_id(value: str) -> bool:
 def _non_ascii(value: str) -> UriError | None:
     for offset, char in enumerate(value):
         if not char.isascii():
-            return UriError(
-                "invalid_uri",
-                f"contains the non-ASCII character U+{ord(char):04X} at offset {offset}; "
-                "URIs must be plain ASCII (lookalike or invisible characters are not accepted)",
+            return _uri_error(
+                "invalid_uri", "non_ascii", value, code_point=ord(char), offset=offset
             )
     return None
 
@@ -130,9 +146,9 @@ def _doc_uri(data: bytes, value: str) -> Uri | None:
 def parse_uri(value: str) -> Uri | UriError:
     """Check one canonical URI; never repairs it (a bare `docid-` is reported, not prefixed)."""
     if not value:
-        return UriError("invalid_uri", "is empty; expected a canonical URI")
+        return _uri_error("invalid_uri", "empty", value)
     if len(value) > MAX_URI_LENGTH:
-        return UriError("invalid_uri", f"is longer than {MAX_URI_LENGTH} characters")
+        return _uri_error("invalid_uri", "too_long", value, limit=MAX_URI_LENGTH)
     if not value.isascii():
         error = _non_ascii(value)
         if error is not None:
@@ -140,54 +156,32 @@ def parse_uri(value: str) -> Uri | UriError:
     data = value.encode("ascii")  # only ASCII is left
     if value.startswith("docid-"):
         hint = f"doc://{value}" if _BARE_DOC(data, 0) else "doc://docid-N[-cM[-pK]]"
-        return UriError("non_canonical_uri", f"is a bare doc reference; write it as {hint}")
+        return _uri_error("non_canonical_uri", "bare", value, hint=hint)
     scheme, sep, _ = value.partition("://")
     if not sep:
         other = _OTHER_SCHEME.match(value)
         if other is not None:  # `javascript:`, `data:`, `mailto:`: a scheme, just not ours
-            return UriError(
-                "invalid_uri",
-                f"has the scheme {other.group(1)[:20].lower()!r}, which is not allowed; expected "
-                "doc://, kg://, inno://, skill://, http:// or https://",
-            )
-        return UriError(
-            "invalid_uri",
-            "has no scheme; expected doc://, kg://, inno://, skill://, http:// or https://",
-        )
+            scheme = other.group(1)[:20].lower()
+            return _uri_error("invalid_uri", "other_scheme", value, scheme=scheme)
+        return _uri_error("invalid_uri", "no_scheme", value)
     if scheme == "doc":
         doc = _doc_uri(data, value)
         if doc is not None:
             return doc
-        return UriError(
-            "invalid_uri",
-            "is not doc://docid-N[-cM[-pK]][?id=ID(,ID)*] "
-            "(N, M, K integers without sign or leading zeros)",
-        )
+        return _uri_error("invalid_uri", "doc", value)
     if scheme in ("kg", "inno"):
         if _KG(data, 0):
             return Uri(value, scheme)
-        return UriError(
-            "invalid_uri",
-            f"is not {scheme}://ENTITY[?name=NAME[&alias=ALIAS]] "
-            "(no whitespace or / ? # & = ; inside the parts; percent-encode them)",
-        )
+        return _uri_error("invalid_uri", "entity", value, scheme=scheme)
     if scheme == "skill":
         if _SKILL(data, 0):
             return Uri(value, scheme)
-        return UriError("invalid_uri", "is not skill://SkillName/INSTANCE")
+        return _uri_error("invalid_uri", "skill", value)
     if scheme in ("http", "https"):
         if _HTTP(data, 0):
             return Uri(value, scheme)
-        return UriError(
-            "invalid_uri",
-            f"is not an absolute {scheme} URL with a host "
-            "(no user-info, no spaces, valid %HH escapes)",
-        )
-    return UriError(
-        "invalid_uri",
-        f"has the unsupported scheme {scheme[:20]!r}; expected doc, "
-        "kg, inno, skill, http or https (lower case)",
-    )
+        return _uri_error("invalid_uri", "http", value, scheme=scheme)
+    return _uri_error("invalid_uri", "unsupported", value, scheme=scheme[:20])
 
 
 def is_http_url(value: str) -> bool:

@@ -7,6 +7,11 @@ from collections.abc import Mapping
 import re2
 from selectolax.lexbor import LexborNode
 
+from schemas.html_answer.codes import (
+    DISALLOWED_ATTRIBUTE,
+    INVALID_ATTRIBUTE_VALUE,
+    MISSING_ATTRIBUTE,
+)
 from schemas.html_answer.rules import BLOCKQUOTE_CLASSES
 from schemas.html_answer.state import Walk
 from schemas.uris import UriError, is_element_id, parse_uri
@@ -20,12 +25,10 @@ _IMG_SRC_RE = re2.compile(
 def check_uri_attr(walk: Walk, path: str, value: str, *, http_only: bool = False) -> None:
     parsed = parse_uri(value)
     if isinstance(parsed, UriError):
-        walk.issues.add(path, parsed.code, f"{value[:200]!r} {parsed.message}")
+        walk.issues.add(parsed.issue(path))
         return
     if http_only and parsed.scheme not in ("http", "https"):
-        walk.issues.add(
-            path, "invalid_attribute_value", f"{value[:200]!r} must be an absolute http(s) URL"
-        )
+        walk.issues.add(INVALID_ATTRIBUTE_VALUE.issue(path, "http_only", value=value[:200]))
         return
     walk.cite(parsed, path)
 
@@ -33,12 +36,10 @@ def check_uri_attr(walk: Walk, path: str, value: str, *, http_only: bool = False
 def _expect(walk: Walk, path: str, attrs: Mapping[str, str], name: str, wanted: str) -> None:
     value = attrs.get(name)
     if value is None:
-        walk.issues.add(f"{path}@{name}", "missing_attribute", f'is required: {name}="{wanted}"')
+        walk.issues.add(MISSING_ATTRIBUTE.issue(f"{path}@{name}", name=name, value=wanted))
     elif value != wanted:
         walk.issues.add(
-            f"{path}@{name}",
-            "invalid_attribute_value",
-            f'is {value[:100]!r}; must be exactly "{wanted}"',
+            INVALID_ATTRIBUTE_VALUE.issue(f"{path}@{name}", value=value[:100], wanted=wanted)
         )
 
 
@@ -49,9 +50,7 @@ def _disallow_others(
         if name not in allowed:
             hint = ", ".join(sorted(allowed)) if allowed else "none"
             walk.issues.add(
-                f"{path}@{name[:60]}",
-                "disallowed_attribute",
-                f"<{tag}> may not have this attribute (allowed: {hint})",
+                DISALLOWED_ATTRIBUTE.issue(f"{path}@{name[:60]}", tag=tag, allowed=hint)
             )
 
 
@@ -70,11 +69,7 @@ def _check_b(walk: Walk, path: str, attrs: Mapping[str, str]) -> None:
     _expect(walk, path, attrs, "class", "info-source")
     sources = attrs.get("id")
     if sources is None:
-        walk.issues.add(
-            f"{path}@id",
-            "missing_attribute",
-            'is required with class="info-source": id="URI(;URI)*"',
-        )
+        walk.issues.add(MISSING_ATTRIBUTE.issue(f"{path}@id", "info_source_id"))
         return
     for item in sources.split(";"):
         check_uri_attr(walk, f"{path}@id", item)
@@ -86,7 +81,7 @@ def _check_a(walk: Walk, path: str, attrs: Mapping[str, str]) -> None:
     _expect(walk, path, attrs, "target", "_blank")
     href = attrs.get("href")
     if href is None:
-        walk.issues.add(f"{path}@href", "missing_attribute", "is required: an absolute http(s) URL")
+        walk.issues.add(MISSING_ATTRIBUTE.issue(f"{path}@href", "href"))
     else:
         check_uri_attr(walk, f"{path}@href", href, http_only=True)
 
@@ -96,39 +91,28 @@ def _check_img(walk: Walk, path: str, attrs: Mapping[str, str]) -> None:
     _expect(walk, path, attrs, "class", "img-source")
     src = attrs.get("src")
     if src is None:
-        walk.issues.add(f"{path}@src", "missing_attribute", "is required: /document/<uuid>.<ext>")
+        walk.issues.add(MISSING_ATTRIBUTE.issue(f"{path}@src", "src"))
     elif not (src.isascii() and _IMG_SRC_RE.fullmatch(src)):
-        walk.issues.add(
-            f"{path}@src",
-            "invalid_attribute_value",
-            f"{src[:200]!r} must be /document/<uuid>.<ext> (uuid as 8-4-4-4-12 hex; "
-            "ext png, jpg, jpeg, gif, webp or svg)",
-        )
+        walk.issues.add(INVALID_ATTRIBUTE_VALUE.issue(f"{path}@src", "src", value=src[:200]))
     alt = attrs.get("alt")
     if alt is None:
-        walk.issues.add(f"{path}@alt", "missing_attribute", "is required: describe the image")
+        walk.issues.add(MISSING_ATTRIBUTE.issue(f"{path}@alt", "alt"))
     elif not alt.strip():
-        walk.issues.add(f"{path}@alt", "invalid_attribute_value", "is blank; describe the image")
+        walk.issues.add(INVALID_ATTRIBUTE_VALUE.issue(f"{path}@alt", "blank_alt"))
 
 
 def _check_div(walk: Walk, path: str, attrs: Mapping[str, str]) -> None:
     _disallow_others(walk, path, attrs, _DIV_ATTRS, "div")
     cls = attrs.get("class")
     if cls is None:
-        walk.issues.add(
-            f"{path}@class",
-            "missing_attribute",
-            'is required: "blockquote" or "blockquote doc-embed"',
-        )
+        walk.issues.add(MISSING_ATTRIBUTE.issue(f"{path}@class", "blockquote_class"))
     elif cls not in BLOCKQUOTE_CLASSES:
         walk.issues.add(
-            f"{path}@class",
-            "invalid_attribute_value",
-            f'is {cls[:100]!r}; must be exactly "blockquote" or "blockquote doc-embed"',
+            INVALID_ATTRIBUTE_VALUE.issue(f"{path}@class", "blockquote_class", value=cls[:100])
         )
     source = attrs.get("data-source")
     if source is None:
-        walk.issues.add(f"{path}@data-source", "missing_attribute", "is required: a canonical URI")
+        walk.issues.add(MISSING_ATTRIBUTE.issue(f"{path}@data-source", "data_source"))
     else:
         check_uri_attr(walk, f"{path}@data-source", source)
 
@@ -138,9 +122,7 @@ def _check_id_only(walk: Walk, path: str, attrs: Mapping[str, str], tag: str) ->
     element_id = attrs.get("id")
     if element_id is not None and not is_element_id(element_id):
         walk.issues.add(
-            f"{path}@id",
-            "invalid_attribute_value",
-            f"{element_id[:100]!r} is not an element ID ([A-Za-z0-9_-]+)",
+            INVALID_ATTRIBUTE_VALUE.issue(f"{path}@id", "element_id", value=element_id[:100])
         )
 
 

@@ -7,67 +7,161 @@ from typing import Final
 from schemas.codes import code, table
 from schemas.html_answer.rules import NAME
 
+# A bare `docid-...`: non_canonical_uri in the HTML, invalid_uri on the trailing line.
+_BARE_DOC: Final = "{value!r} is a bare doc reference; write it as {hint}"
+
 # fmt: off
 CODES: Final = table(
-    code("not_fenced", NAME,
+    NOT_FENCED := code(
+       "not_fenced", NAME,
        "The answer is not exactly one ```html fence (plus the optional trailing line): text "
        "before or after it, no fence, or a fence never closed.",
        "$",
+       "",
        "the answer must start with a Markdown code fence labelled html (```html); found "
-       "other text before it"),
-    code("wrong_transport", NAME, "The HTML came as a `json` tool call; this contract takes text.",
-       "$", "this contract takes a text answer (a ```html fence), not a json tool call"),
-    code("empty_html", NAME, "The fence holds no HTML.",
-       "html/body", "the ```html fence holds no HTML"),
-    code("disallowed_element", NAME,
+       "other text before it",
+       no_text="there is no answer text",
+       empty="the answer is empty; send one ```html fenced block",
+       unclosed="the ```html fence is never closed; end it with a line holding only ```",
+       text_after="found text after the closing fence; only one optional_rag_fragment_used: "
+       "URI(;URI)* line may follow it",
+       second_rag="found a second optional_rag_fragment_used line after the closing fence; "
+       "only one optional_rag_fragment_used: URI(;URI)* line may follow it"),
+    WRONG_TRANSPORT := code(
+       "wrong_transport", NAME, "The HTML came as a `json` tool call; this contract takes text.",
+       "$", "",
+       "this contract takes a text answer (a ```html fence), not a json tool call"),
+    EMPTY_HTML := code(
+       "empty_html", NAME, "The fence holds no HTML.",
+       "html/body", "",
+       "the ```html fence holds no HTML"),
+    DISALLOWED_ELEMENT := code(
+       "disallowed_element", NAME,
        "An element outside the allowed list, a comment, or an explicit html/head/body/doctype.",
        "html/body/script[1]",
        "<script> is not allowed (allowed: a b br code div em footer h1 h2 h3 h4 h5 h6 i img "
-       "li ol p pre s strong sub sup table tbody td th thead tr u ul)"),
-    code("disallowed_attribute", NAME, "An attribute the element may not have.",
-       "html/body/p[1]@style", "<p> may not have this attribute (allowed: id)"),
-    code("duplicate_attribute", NAME,
+       "li ol p pre s strong sub sup table tbody td th thead tr u ul)",
+       "<{tag}> is not allowed (allowed: {allowed})",
+       comment="HTML comments are not allowed",
+       node="only elements and text are allowed",
+       image="<image> is written at {where}; it is not an allowed element (write <img>)",
+       doctype="<!DOCTYPE> is written at {where}; send only the body content, without document, "
+       "head or body tags",
+       explicit="<{tag}> is written at {where}; send only the body content, without document, "
+       "head or body tags"),
+    DISALLOWED_ATTRIBUTE := code(
+       "disallowed_attribute", NAME, "An attribute the element may not have.",
+       "html/body/p[1]@style", "<p> may not have this attribute (allowed: id)",
+       "<{tag}> may not have this attribute (allowed: {allowed})"),
+    DUPLICATE_ATTRIBUTE := code(
+       "duplicate_attribute", NAME,
        "The same attribute twice on one tag: consumers disagree about which one counts.",
        "html/body",
        "<a> at 3:5 has the attribute 'href' twice; consumers disagree about which one "
-       "counts: write it once"),
-    code("missing_attribute", NAME, "A required attribute is absent (e.g. `a` without `href`).",
-       "html/body/p[1]/a[1]@target", 'is required: target="_blank"'),
-    code("invalid_attribute_value", NAME,
+       "counts: write it once",
+       "<{tag}> at {where} has the attribute {attribute!r} twice; consumers disagree "
+       "about which one counts: write it once"),
+    MISSING_ATTRIBUTE := code(
+       "missing_attribute", NAME, "A required attribute is absent (e.g. `a` without `href`).",
+       "html/body/p[1]/a[1]@target", 'is required: target="_blank"',
+       "is required: {name}=\"{value}\"",
+       info_source_id="is required with class=\"info-source\": id=\"URI(;URI)*\"",
+       href="is required: an absolute http(s) URL",
+       src="is required: /document/<uuid>.<ext>",
+       alt="is required: describe the image",
+       blockquote_class="is required: \"blockquote\" or \"blockquote doc-embed\"",
+       data_source="is required: a canonical URI"),
+    INVALID_ATTRIBUTE_VALUE := code(
+       "invalid_attribute_value", NAME,
        "An attribute with the wrong value: a class or target not exactly as listed, a bad "
        "image source, a blank alt, an element ID outside [A-Za-z0-9_-].",
-       "html/body/p[1]/a[1]@class", "is 'link'; must be exactly \"http-source\""),
-    code("footer_outside_blockquote", NAME, '`footer` outside `div class="blockquote"`.',
-       "html/body/footer[1]", '<footer> is only allowed inside <div class="blockquote">'),
-    code("doc_embed_not_empty", NAME, 'A `div class="blockquote doc-embed"` with content.',
-       "html/body/div[1]", 'a <div class="blockquote doc-embed"> must be empty'),
-    code("invalid_character", NAME,
+       "html/body/p[1]/a[1]@class", "is 'link'; must be exactly \"http-source\"",
+       "is {value!r}; must be exactly \"{wanted}\"",
+       http_only="{value!r} must be an absolute http(s) URL",
+       src="{value!r} must be /document/<uuid>.<ext> (uuid as 8-4-4-4-12 hex; ext png, jpg, "
+       "jpeg, gif, webp or svg)",
+       blank_alt="is blank; describe the image",
+       blockquote_class="is {value!r}; must be exactly \"blockquote\" or \"blockquote doc-embed\"",
+       element_id="{value!r} is not an element ID ([A-Za-z0-9_-]+)"),
+    FOOTER_OUTSIDE_BLOCKQUOTE := code(
+       "footer_outside_blockquote", NAME, '`footer` outside `div class="blockquote"`.',
+       "html/body/footer[1]", "",
+       "<footer> is only allowed inside <div class=\"blockquote\">"),
+    DOC_EMBED_NOT_EMPTY := code(
+       "doc_embed_not_empty", NAME, 'A `div class="blockquote doc-embed"` with content.',
+       "html/body/div[1]", "",
+       "a <div class=\"blockquote doc-embed\"> must be empty"),
+    INVALID_CHARACTER := code(
+       "invalid_character", NAME,
        "A control character or lone surrogate in the HTML (the parser would drop or change "
        "it, so what is delivered would not be what was checked).",
-       "html/body", "contains the control character U+0007 at 2:14 of the HTML; remove it"),
-    code("too_complex", NAME,
+       "html/body", "contains the control character U+0007 at 2:14 of the HTML; remove it",
+       "contains the control character U+{code_point:04X} at {where} of the HTML; remove "
+       "it"),
+    TOO_COMPLEX := code(
+       "too_complex", NAME,
        "Too many elements or attributes, nesting too deep, or markup whose parse would "
        "explode: refused before parsing.",
-       "html/body", "more than 10000 elements"),
-    code("markdown_shorthand", NAME,
+       "html/body", "more than 10000 elements",
+       "more than {limit} elements",
+       depth="elements nest deeper than {limit} levels",
+       attributes="a <{tag}> tag has more than {limit} attributes (at {where})",
+       start_tags="more than {limit} start tags (at {where})",
+       end_tags="more than {limit} end tags (at {where})",
+       reconstruction="too many formatting elements (b, i, a, ...) left open or misnested: "
+       "the parser could re-open them over and over; close each one where it belongs (at {where})"),
+    MARKDOWN_SHORTHAND := code(
+       "markdown_shorthand", NAME,
        "Markdown in the text (`**bold**`, `__bold__`, `[text](url)`, `![alt](url)`, `# ` "
        "headings, fences): it is not rendered here.",
        "html/body/p[1]/text()[1]",
-       "Markdown is not rendered here: **bold**/__bold__ (use <strong> or <b>)"),
-    code("invalid_uri", NAME, "A cited URI that is not one of the canonical forms.",
+       "Markdown is not rendered here: **bold**/__bold__ (use <strong> or <b>)", "",
+       bold="Markdown is not rendered here: **bold**/__bold__ (use <strong> or <b>)",
+       image="Markdown is not rendered here: ![alt](url) (use <img>)",
+       link="Markdown is not rendered here: [text](url) (use <a>)",
+       fence="Markdown is not rendered here: ``` code fence (use <pre><code>)",
+       heading="Markdown is not rendered here: # heading (use <h1>..<h6>)"),
+    INVALID_URI := code(
+       "invalid_uri", NAME, "A cited URI that is not one of the canonical forms.",
        "html/body/div[1]@data-source",
-       "'skill://x' is not skill://SkillName/INSTANCE"),
-    code("non_canonical_uri", NAME, "A bare `docid-...` inside an attribute, not a doc:// URI.",
+       "'skill://x' is not skill://SkillName/INSTANCE", "",
+       bare=_BARE_DOC,
+       non_ascii="{value!r} contains the non-ASCII character U+{code_point:04X} at offset "
+       "{offset}; URIs must be plain ASCII (lookalike or invisible characters are not "
+       "accepted)",
+       empty="{value!r} is empty; expected a canonical URI",
+       too_long="{value!r} is longer than {limit} characters",
+       other_scheme="{value!r} has the scheme {scheme!r}, which is not allowed; expected doc://, "
+       "kg://, inno://, skill://, http:// or https://",
+       no_scheme="{value!r} has no scheme; expected doc://, kg://, inno://, skill://, http:// or "
+       "https://",
+       doc="{value!r} is not doc://docid-N[-cM[-pK]][?id=ID(,ID)*] (N, M, K integers without "
+       "sign or leading zeros)",
+       entity="{value!r} is not {scheme}://ENTITY[?name=NAME[&alias=ALIAS]] (no whitespace or / "
+       "? # & = ; inside the parts; percent-encode them)",
+       skill="{value!r} is not skill://SkillName/INSTANCE",
+       http="{value!r} is not an absolute {scheme} URL with a host (no user-info, no spaces, "
+       "valid %HH escapes)",
+       unsupported="{value!r} has the unsupported scheme {scheme!r}; expected doc, kg, inno, "
+       "skill, http or https (lower case)"),
+    NON_CANONICAL_URI := code(
+       "non_canonical_uri", NAME, "A bare `docid-...` inside an attribute, not a doc:// URI.",
        "html/body/div[1]@data-source",
-       "'docid-113-c0' is a bare doc reference; write it as doc://docid-113-c0"),
-    code("missing_element_ids", NAME,
+       "'docid-113-c0' is a bare doc reference; write it as doc://docid-113-c0", "",
+       bare=_BARE_DOC),
+    MISSING_ELEMENT_IDS := code(
+       "missing_element_ids", NAME,
        "A cited fragment whose element IDs are known, cited without `?id=`.",
        "html/body/b[1]@id",
        "doc://docid-17-c2-p3 cites a fragment whose element IDs are known; add ?id= with "
-       "the IDs you used (one of text-21, text-22)"),
-    code("unknown_element_id", NAME, "A cited element ID that the fragment does not contain.",
+       "the IDs you used (one of text-21, text-22)",
+       "{uri} cites a fragment whose element IDs are known; add ?id= with the IDs you "
+       "used (one of {known})"),
+    UNKNOWN_ELEMENT_ID := code(
+       "unknown_element_id", NAME, "A cited element ID that the fragment does not contain.",
        "html/body/b[1]@id",
        "doc://docid-17-c2-p3?id=text-99: element ID 'text-99' is not in fragment "
-       "docid-17-c2-p3 (known: text-21, text-22)"),
+       "docid-17-c2-p3 (known: text-21, text-22)",
+       "{uri}: element ID {element_id!r} is not in fragment {fragment} (known: {known})"),
 )
 # fmt: on

@@ -13,9 +13,19 @@ from typing import Any, Final
 
 from selectolax.lexbor import LexborHTMLParser
 
+from schemas.codes import TOO_LONG
 from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue
-from schemas.html_answer.codes import CODES
+from schemas.html_answer.codes import (
+    CODES,
+    DISALLOWED_ELEMENT,
+    DUPLICATE_ATTRIBUTE,
+    EMPTY_HTML,
+    INVALID_CHARACTER,
+    NOT_FENCED,
+    TOO_COMPLEX,
+    WRONG_TRANSPORT,
+)
 from schemas.html_answer.rules import BODY, MAX_TEXT_CHARS, NAME, RAG_KEY
 from schemas.html_answer.scan import EXPLICIT, line_col, scan_source
 from schemas.html_answer.state import Issues, Walk
@@ -34,12 +44,8 @@ def _check_characters(payload: str, walk: Walk) -> bool:
     if match is None:
         return True
     char = match.group()
-    walk.issues.add(
-        BODY,
-        "invalid_character",
-        f"contains the control character U+{ord(char):04X} at "
-        f"{line_col(payload, match.start())} of the HTML; remove it",
-    )
+    where = line_col(payload, match.start())
+    walk.issues.add(INVALID_CHARACTER.issue(BODY, code_point=ord(char), where=where))
     return not ("\ud800" <= char <= "\udfff" or _has_surrogate(payload))
 
 
@@ -56,28 +62,19 @@ def _check_scan(payload: str, walk: Walk) -> bool:
     scan = scan_source(payload)
     for name, offset in scan.explicit.items():
         where = line_col(payload, offset)
-        if name == "image":
-            message = f"<image> is written at {where}; it is not an allowed element (write <img>)"
-        else:
-            what = "<!DOCTYPE>" if name == "!doctype" else f"<{name}>"
-            message = (
-                f"{what} is written at {where}; send only the body content, without "
-                "document, head or body tags"
-            )
-        walk.issues.add(EXPLICIT.get(name, "!doctype"), "disallowed_element", message)
-    for offset, tag, attr in scan.duplicates:
+        form = {"image": "image", "!doctype": "doctype"}.get(name, "explicit")
         walk.issues.add(
-            BODY,
-            "duplicate_attribute",
-            f"<{tag[:40]}> at {line_col(payload, offset)} has the attribute {attr[:60]!r} "
-            "twice; consumers disagree about which one counts: write it once",
+            DISALLOWED_ELEMENT.issue(EXPLICIT.get(name, "!doctype"), form, tag=name, where=where)
+        )
+    for offset, tag, attr in scan.duplicates:
+        where = line_col(payload, offset)
+        walk.issues.add(
+            DUPLICATE_ATTRIBUTE.issue(BODY, tag=tag[:40], where=where, attribute=attr[:60])
         )
     if scan.too_complex is not None:
-        walk.issues.add(
-            BODY,
-            "too_complex",
-            f"{scan.too_complex} (at {line_col(payload, scan.too_complex_at)})",
-        )
+        form, context = scan.too_complex
+        where = line_col(payload, scan.too_complex_at)
+        walk.issues.add(TOO_COMPLEX.issue(BODY, form, where=where, **context))
         return False
     return True
 
@@ -90,7 +87,7 @@ def _check_rag(items: tuple[str, ...], walk: Walk) -> list[str]:
         path = f"{RAG_KEY}[{index}]"
         parsed = parse_uri(item)
         if isinstance(parsed, UriError):
-            walk.issues.add(path, "invalid_uri", f"{item[:200]!r} {parsed.message}")
+            walk.issues.add(parsed.issue(path, "invalid_uri"))
         else:
             walk.check_element_ids(parsed, path)
             used.append(parsed.value)
@@ -108,22 +105,12 @@ class AssistantHtmlV1(ContractBase):
     def validate(self, reply: ReplyInput, context: Context) -> ContractResult:
         """Check transport, HTML and citations; report every issue (bounded), repair nothing."""
         if reply.transport != "text":
-            return ContractResult(
-                issues=(
-                    Issue(
-                        "$",
-                        "wrong_transport",
-                        "this contract takes a text answer (a ```html fence), not a json tool call",
-                    ),
-                )
-            )
+            return ContractResult(issues=(WRONG_TRANSPORT.issue("$"),))
         text = reply.text
         if not isinstance(text, str):
-            return ContractResult(issues=(Issue("$", "not_fenced", "there is no answer text"),))
+            return ContractResult(issues=(NOT_FENCED.issue("$", "no_text"),))
         if len(text) > MAX_TEXT_CHARS:
-            return ContractResult(
-                issues=(Issue("$", "too_long", f"is longer than {MAX_TEXT_CHARS} characters"),)
-            )
+            return ContractResult(issues=(TOO_LONG.issue("$", "chars", limit=MAX_TEXT_CHARS),))
         fenced = split_fence(text)
         if isinstance(fenced, Issue):
             return ContractResult(issues=(fenced,))
@@ -192,7 +179,7 @@ class AssistantHtmlV1(ContractBase):
 
 def _check_payload(payload: str, walk: Walk) -> None:
     if not payload.strip():
-        walk.issues.add(BODY, "empty_html", "the ```html fence holds no HTML")
+        walk.issues.add(EMPTY_HTML.issue(BODY))
         return
     if not _check_characters(payload, walk):
         return

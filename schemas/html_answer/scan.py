@@ -133,7 +133,8 @@ class Scan:
     explicit: dict[str, int] = field(default_factory=dict)
     start_tags: int = 0
     end_tags: int = 0
-    too_complex: str | None = None
+    # Why the source is refused before parsing: too_complex's form and its context.
+    too_complex: tuple[str, dict[str, object]] | None = None
     too_complex_at: int = 0
     # Start tags that carry an attribute twice: (offset of the tag, tag name, attribute name).
     duplicates: list[tuple[int, str, str]] = field(default_factory=list)
@@ -296,9 +297,7 @@ def scan_source(src: str) -> Scan:
         if tag.duplicate is not None and len(scan.duplicates) < MAX_ISSUES:
             scan.duplicates.append((lt, name, tag.duplicate))
         if tag.attrs > MAX_ATTRIBUTES_PER_TAG:
-            scan.too_complex = (
-                f"a <{name[:40]}> tag has more than {MAX_ATTRIBUTES_PER_TAG} attributes"
-            )
+            scan.too_complex = ("attributes", {"tag": name[:40], "limit": MAX_ATTRIBUTES_PER_TAG})
             scan.too_complex_at = lt
             return scan
         if _over_bounds(scan, lt):
@@ -322,14 +321,11 @@ def _note_explicit(scan: Scan, name: str, offset: int) -> None:
 
 def _over_bounds(scan: Scan, offset: int) -> bool:
     if scan.start_tags > MAX_START_TAGS:
-        scan.too_complex = f"more than {MAX_START_TAGS} start tags"
+        scan.too_complex = ("start_tags", {"limit": MAX_START_TAGS})
     elif scan.end_tags > MAX_END_TAGS:
-        scan.too_complex = f"more than {MAX_END_TAGS} end tags"
+        scan.too_complex = ("end_tags", {"limit": MAX_END_TAGS})
     elif scan.cost.estimate > MAX_RECONSTRUCTION:
-        scan.too_complex = (
-            "too many formatting elements (b, i, a, ...) left open or misnested: the parser "
-            "could re-open them over and over; close each one where it belongs"
-        )
+        scan.too_complex = ("reconstruction", {})
     else:
         return False
     scan.too_complex_at = offset

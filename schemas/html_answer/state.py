@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from schemas.codes import MAX_ISSUES, TOO_MANY_ERRORS
 from schemas.errors import Issue
+from schemas.html_answer.codes import MISSING_ELEMENT_IDS, UNKNOWN_ELEMENT_ID
 from schemas.uris import Uri
 
 
@@ -22,8 +23,7 @@ class Issues:
     def full(self) -> bool:
         return self.overflow
 
-    def add(self, path: str, code: str, message: str) -> None:
-        issue = Issue(path, code, message)
+    def add(self, issue: Issue) -> None:
         if issue in self._seen:
             return
         if len(self.items) >= MAX_ISSUES:
@@ -68,21 +68,19 @@ class Walk:
         if not known:
             return
         if not uri.ids:
-            self.issues.add(
-                path,
-                "missing_element_ids",
-                f"{uri.value} cites a fragment whose element IDs are known; add "
-                f"?id= with the IDs you used (one of {_preview(known)})",
-            )
+            self.issues.add(MISSING_ELEMENT_IDS.issue(path, uri=uri.value, known=_preview(known)))
             return
         allowed = set(known)
         for element_id in uri.ids:
             if element_id not in allowed:
                 self.issues.add(
-                    path,
-                    "unknown_element_id",
-                    f"{uri.value}: element ID {element_id!r} is not in fragment "
-                    f"{uri.fragment} (known: {_preview(known)})",
+                    UNKNOWN_ELEMENT_ID.issue(
+                        path,
+                        uri=uri.value,
+                        element_id=element_id,
+                        fragment=uri.fragment,
+                        known=_preview(known),
+                    )
                 )
 
     def report(self, written: str) -> None:

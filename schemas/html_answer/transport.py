@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from schemas.errors import Issue
+from schemas.html_answer.codes import NOT_FENCED
 
 _OPEN_FENCE_RE = re.compile(r"[ \t]*(`{3,})([^\r\n]*)")
 _CLOSE_FENCE_RE = re.compile(r"[ \t]*(`{3,})[ \t]*")
@@ -71,16 +72,11 @@ def split_fence(text: str) -> Fenced | Issue:
             continue
         opening = _OPEN_FENCE_RE.fullmatch(text, start, end)
         if opening is None or opening.group(2).strip(" \t") != "html":
-            return Issue(
-                "$",
-                "not_fenced",
-                "the answer must start with a Markdown code fence "
-                "labelled html (```html); found other text before it",
-            )
+            return NOT_FENCED.issue("$")
         payload_start = after
         break
     if opening is None:
-        return Issue("$", "not_fenced", "the answer is empty; send one ```html fenced block")
+        return NOT_FENCED.issue("$", "empty")
     ticks = len(opening.group(1))
     for start, end, _after in lines:
         if text.find("```", start, end) < 0:
@@ -93,9 +89,7 @@ def split_fence(text: str) -> Fenced | Issue:
                 payload_end -= 2 if text.startswith("\r\n", payload_end - 2) else 1
             payload = text[payload_start : max(payload_start, payload_end)]
             return _after_fence(text, lines, Fenced(payload, payload_start, None))
-    return Issue(
-        "$", "not_fenced", "the ```html fence is never closed; end it with a line holding only ```"
-    )
+    return NOT_FENCED.issue("$", "unclosed")
 
 
 def _after_fence(
@@ -107,12 +101,6 @@ def _after_fence(
             continue
         match = _RAG_LINE_RE.fullmatch(text, start, end)
         if match is None or rag is not None:
-            what = "a second optional_rag_fragment_used line" if match else "text"
-            return Issue(
-                "$",
-                "not_fenced",
-                f"found {what} after the closing fence; only one "
-                "optional_rag_fragment_used: URI(;URI)* line may follow it",
-            )
+            return NOT_FENCED.issue("$", "second_rag" if match else "text_after")
         rag = tuple(item.strip() for item in match.group(1).split(";"))
     return Fenced(fenced.payload, fenced.payload_offset, rag)

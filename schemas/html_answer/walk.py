@@ -7,6 +7,13 @@ import re2
 from selectolax.lexbor import LexborNode
 
 from schemas.html_answer.attributes import check_attributes, read_attributes
+from schemas.html_answer.codes import (
+    DISALLOWED_ELEMENT,
+    DOC_EMBED_NOT_EMPTY,
+    FOOTER_OUTSIDE_BLOCKQUOTE,
+    MARKDOWN_SHORTHAND,
+    TOO_COMPLEX,
+)
 from schemas.html_answer.rules import (
     ALLOWED_ELEMENTS,
     BLOCKQUOTE_CLASSES,
@@ -29,21 +36,21 @@ _HEADING_AFTER_NL_RE = re2.compile(r"\n[ \t]*#{1,6}[ \t]")
 
 def _check_text(walk: Walk, path: str, text: str, line_start: bool) -> None:
     # Cheap substring tests first: the RE2 wrapper costs microseconds per call.
-    found: list[str] = []
+    found: list[str] = []  # MARKDOWN_SHORTHAND's forms
     if ("**" in text and _BOLD_STAR_RE.search(text)) or (
         "__" in text and _BOLD_UNDER_RE.search(text)
     ):
-        found.append("**bold**/__bold__ (use <strong> or <b>)")
+        found.append("bold")
     if "](" in text:
         match = _LINK_RE.search(text)
         if match is not None:
-            found.append("![alt](url) (use <img>)" if match.group(1) else "[text](url) (use <a>)")
+            found.append("image" if match.group(1) else "link")
     if "```" in text:
-        found.append("``` code fence (use <pre><code>)")
+        found.append("fence")
     if "#" in text and (_HEADING_RE if line_start else _HEADING_AFTER_NL_RE).search(text):
-        found.append("# heading (use <h1>..<h6>)")
-    for what in found:
-        walk.issues.add(path, "markdown_shorthand", f"Markdown is not rendered here: {what}")
+        found.append("heading")
+    for form in found:
+        walk.issues.add(MARKDOWN_SHORTHAND.issue(path, form))
     if "docid-" in text:
         for link in find_doc_links(text):
             walk.cite(link.uri, path, check_ids=not link.bare)
@@ -98,40 +105,29 @@ def _visit_element(walk: Walk, frame: _Frame) -> list[_Frame]:
     node, path, depth, in_code, in_quote, _, _ = frame
     walk.elements += 1
     if walk.elements > MAX_ELEMENTS:
-        walk.issues.add(BODY, "too_complex", f"more than {MAX_ELEMENTS} elements")
+        walk.issues.add(TOO_COMPLEX.issue(BODY, limit=MAX_ELEMENTS))
         walk.stopped = True
         return []
     if depth > MAX_DEPTH:
         if not walk.too_deep:
             walk.too_deep = True
-            walk.issues.add(path, "too_complex", f"elements nest deeper than {MAX_DEPTH} levels")
+            walk.issues.add(TOO_COMPLEX.issue(path, "depth", limit=MAX_DEPTH))
         return []
     tag = node.tag or "?"
     if tag not in ALLOWED_ELEMENTS:
-        walk.issues.add(
-            path,
-            "disallowed_element",
-            f"<{tag[:60]}> is not allowed (allowed: {' '.join(sorted(ALLOWED_ELEMENTS))})",
-        )
+        allowed = " ".join(sorted(ALLOWED_ELEMENTS))
+        walk.issues.add(DISALLOWED_ELEMENT.issue(path, tag=tag[:60], allowed=allowed))
         if tag in OPAQUE:
             return []
     else:
         attrs = read_attributes(node)
         check_attributes(walk, tag, path, attrs)
         if tag == "footer" and not in_quote:
-            walk.issues.add(
-                path,
-                "footer_outside_blockquote",
-                '<footer> is only allowed inside <div class="blockquote">',
-            )
+            walk.issues.add(FOOTER_OUTSIDE_BLOCKQUOTE.issue(path))
         if tag == "div":
             cls = attrs.get("class")
             if cls == "blockquote doc-embed" and _has_content(node):
-                walk.issues.add(
-                    path,
-                    "doc_embed_not_empty",
-                    'a <div class="blockquote doc-embed"> must be empty',
-                )
+                walk.issues.add(DOC_EMBED_NOT_EMPTY.issue(path))
             in_quote = in_quote or cls in BLOCKQUOTE_CLASSES
     return _child_frames(node.first_child, path, depth + 1, in_code or tag in CODE, in_quote)
 
@@ -148,6 +144,6 @@ def walk_tree(first: LexborNode | None, walk: Walk) -> None:
             if not in_code:
                 _check_text(walk, path, text, line_start)
         elif node.is_comment_node:
-            walk.issues.add(path, "disallowed_element", "HTML comments are not allowed")
+            walk.issues.add(DISALLOWED_ELEMENT.issue(path, "comment"))
         else:
-            walk.issues.add(path, "disallowed_element", "only elements and text are allowed")
+            walk.issues.add(DISALLOWED_ELEMENT.issue(path, "node"))

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from schemas.codes import AMBIGUOUS_REPLY, INCOMPLETE_STREAM, STREAM_TOO_LARGE
 from schemas.errors import Issue
 from schemas.records import ModelOutput, StreamChunk
 from streams.settings import Settings
@@ -88,29 +89,16 @@ def assemble(
     parts = held.parts if held is not None else {}
     present = sorted(seq for seq in parts if seq < count)
     if output.text is not None:
-        issue = Issue(
-            "output",
-            "ambiguous_reply",
-            "both output.text and output.chunks are present; send the reply in one of them",
-        )
+        issue = AMBIGUOUS_REPLY.issue("output", "chunks")
         return output.model_copy(update={"chunks": None}), [issue]
     text = "".join(parts[seq] for seq in present)
     assembled = output.model_copy(update={"text": text, "chunks": None})
     if held is not None and held.overflow:
-        issue = Issue(
-            "output.chunks",
-            "stream_too_large",
-            f"the chunks pass the limit of {limit} bytes (or {MAX_STREAM_CHUNKS} chunks) per "
-            "turn and attempt; send a shorter reply",
-        )
+        issue = STREAM_TOO_LARGE.issue("output.chunks", limit=limit, chunks=MAX_STREAM_CHUNKS)
         return assembled, [issue]
     if len(present) < count:
         first = next((i for i, seq in enumerate(present) if seq != i), len(present))
-        issue = Issue(
-            "output.chunks",
-            "incomplete_stream",
-            f"{count - len(present)} of {count} chunks never came (the first is seq {first}); "
-            "send every chunk before the final reply",
-        )
+        missing = count - len(present)
+        issue = INCOMPLETE_STREAM.issue("output.chunks", missing=missing, count=count, first=first)
         return assembled, [issue]
     return assembled, []

@@ -12,6 +12,7 @@ from typing import Final
 
 import orjson
 
+from schemas.codes import WRONG_KEY
 from schemas.errors import Issue
 
 # The record field whose UTF-8 bytes are the key, by input role (`streams.broker.topology.Key`).
@@ -39,9 +40,4 @@ def key_issue(raw: bytes, key: bytes | None, field: str) -> Issue | None:
     if expected is None or key == expected.encode("utf-8"):
         return None
     got = "no key" if key is None else f"a key of {len(key)} bytes that differs from it"
-    return Issue(
-        KEY_PATH,
-        "wrong_key",
-        f"the record key must be the UTF-8 bytes of its {field}, exactly (no quotes, no "
-        f"prefix); the record has {got}",
-    )
+    return WRONG_KEY.issue(KEY_PATH, field=field, got=got)

@@ -563,11 +563,11 @@ class Gate:
 def progress_envelope_issues(reply: RawReply) -> list[Issue]:
     """`seq` belongs to progress and progress needs it: otherwise the envelope is invalid."""
     if reply.is_progress and reply.seq is None:
-        return [Issue("seq", "missing_field", "is required with kind progress")]
+        return [codes.MISSING_FIELD.issue("seq", "progress")]
     if not reply.is_progress and reply.seq is not None:
-        return [Issue("seq", "unknown_field", "is only allowed with kind progress")]
+        return [codes.UNKNOWN_FIELD.issue("seq", "progress_only")]
     if reply.is_progress and reply.output.chunks is not None:
-        return [Issue("output.chunks", "unknown_field", "is only allowed on a final reply")]
+        return [codes.UNKNOWN_FIELD.issue("output.chunks", "final_only")]
     return []
 
 

@@ -28,6 +28,7 @@ from typing import Any, Final
 
 import orjson
 
+from schemas.codes import NOT_JSON, RECORD_TOO_LARGE
 from schemas.contract import ReplyContract
 from schemas.delivered import Checked, check_delivery
 from schemas.errors import Issue
@@ -78,14 +79,14 @@ def judge(
 ) -> tuple[Checked, Any]:
     """Whether a record is a valid delivery for `platform`, and the decoded record."""
     if value is None:
-        return Checked(None, (Issue("$", "not_json", "the record has no value"),)), None
+        return Checked(None, (NOT_JSON.issue("$", "no_value"),)), None
     if len(value) > max_bytes:
-        why = f"{len(value)} bytes; the limit is {max_bytes}"
-        return Checked(None, (Issue("$", "record_too_large", why),)), None
+        issue = RECORD_TOO_LARGE.issue("$", size=len(value), limit=max_bytes)
+        return Checked(None, (issue,)), None
     try:
         decoded = orjson.loads(value)
     except orjson.JSONDecodeError:
-        return Checked(None, (Issue("$", "not_json", "not one UTF-8 JSON value"),)), None
+        return Checked(None, (NOT_JSON.issue("$", "bare"),)), None
     wide = wide_integer(value)
     if wide is not None:
         return Checked(None, (wide,)), None

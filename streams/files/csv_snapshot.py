@@ -43,6 +43,8 @@ from typing import Any
 
 import orjson
 
+from schemas import codes
+from schemas.codes import Code
 from schemas.errors import Issue, child_path, json_path
 from schemas.rich_output import CsvChartBlock, RichOutputArgs
 from streams.files.paths import FileRefused, read_regular, reason, resolve_inside
@@ -63,11 +65,13 @@ Cell = int | float | None
 
 
 class CsvProblem(Exception):
-    """A file that cannot be snapshotted: a stable code and a message saying where and why."""
+    """A file that cannot be snapshotted: a stable code and a message saying where and why,
+    worded by the code's own template (`form`, `ctx`: see `Code.message`)."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: Code, form: str = "", /, **ctx: object) -> None:
+        message = code.message(form, **ctx)
         super().__init__(message)
-        self.code = code
+        self.code = code.name
         self.message = message
 
 
@@ -94,11 +98,9 @@ def resolve_workspace(workspace_dir: Path) -> str:
     try:
         real = os.path.realpath(workspace_dir, strict=True)
     except (OSError, ValueError, RuntimeError) as exc:
-        raise CsvProblem(
-            "workspace_unavailable", f"the workspace cannot be opened: {reason(exc)}"
-        ) from None
+        raise CsvProblem(codes.WORKSPACE_UNAVAILABLE, "csv", reason=reason(exc)) from None
     if not os.path.isdir(real):
-        raise CsvProblem("workspace_unavailable", "the workspace is not a folder")
+        raise CsvProblem(codes.WORKSPACE_UNAVAILABLE, "not_folder")
     return real
 
 
@@ -110,22 +112,19 @@ def relative_key(repo: str | None, path: str) -> str:
 
 def _problem(refused: FileRefused) -> CsvProblem:
     """The path rule's refusal as this stage's code (each written out: the code scan reads them)."""
-    detail = refused.detail
     match refused.kind:
         case "not_found":
-            return CsvProblem("csv_not_found", "no such file in the workspace")
+            return CsvProblem(codes.CSV_NOT_FOUND)
         case "loop":
-            return CsvProblem("csv_symlink_loop", "the path runs into a symlink loop")
+            return CsvProblem(codes.CSV_SYMLINK_LOOP)
         case "outside":
-            return CsvProblem(
-                "csv_outside_workspace", "the real path (symlinks resolved) leaves the workspace"
-            )
+            return CsvProblem(codes.CSV_OUTSIDE_WORKSPACE)
         case "not_regular":
-            return CsvProblem("csv_not_regular_file", "is not a regular file")
+            return CsvProblem(codes.CSV_NOT_REGULAR_FILE)
         case "changed":
-            return CsvProblem("csv_changed_during_read", detail or "the file changed")
-        case _:
-            return CsvProblem("csv_unreadable", detail or "the file cannot be read")
+            return CsvProblem(codes.CSV_CHANGED_DURING_READ, refused.step)
+        case _:  # the refusing step is the code's form; its cause fills it
+            return CsvProblem(codes.CSV_UNREADABLE, refused.step, cause=refused.cause)
 
 
 def read_csv_bytes(workspace_real: str, rel: str, max_bytes: int) -> bytes:
@@ -146,20 +145,17 @@ def _line_of(data: bytes, offset: int) -> int:
 def decode_csv(data: bytes, max_bytes: int) -> str:
     """UTF-8 text of a CSV file: BOM dropped, NUL and invalid UTF-8 refused with their place."""
     if len(data) > max_bytes:
-        raise CsvProblem("csv_too_large", f"is larger than {max_bytes} bytes")
+        raise CsvProblem(codes.CSV_TOO_LARGE, limit=max_bytes)
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
     nul = data.find(b"\0")
     if nul >= 0:
-        raise CsvProblem(
-            "csv_nul_byte", f"has a NUL byte at byte {nul} (line {_line_of(data, nul)})"
-        )
+        raise CsvProblem(codes.CSV_NUL_BYTE, offset=nul, line=_line_of(data, nul))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CsvProblem(
-            "csv_invalid_utf8",
-            f"is not valid UTF-8 at byte {exc.start} (line {_line_of(data, exc.start)})",
+            codes.CSV_INVALID_UTF8, offset=exc.start, line=_line_of(data, exc.start)
         ) from None
 
 
@@ -174,24 +170,19 @@ def _records(text: str) -> Iterator[tuple[int, list[str]]]:
         except csv.Error as exc:
             line = reader.line_num
             if "field larger than field limit" in str(exc):
-                raise CsvProblem(
-                    "csv_field_too_large", f"line {line}: a field is longer than the csv limit"
-                ) from None
-            raise CsvProblem("csv_malformed", f"line {line}: {exc}") from None
+                raise CsvProblem(codes.CSV_FIELD_TOO_LARGE, "reader", line=line) from None
+            raise CsvProblem(codes.CSV_MALFORMED, line=line, error=exc) from None
         yield reader.line_num, record or [""]
 
 
 def _check_fields(record: list[str], line: int) -> None:
     if len(record) > MAX_COLUMNS:
         raise CsvProblem(
-            "csv_too_many_columns", f"line {line} has {len(record)} fields; at most {MAX_COLUMNS}"
+            codes.CSV_TOO_MANY_COLUMNS, line=line, fields=len(record), limit=MAX_COLUMNS
         )
     for col, field in enumerate(record, 1):
         if len(field) > MAX_FIELD_CHARS:
-            raise CsvProblem(
-                "csv_field_too_large",
-                f"line {line}, column {col}: a field longer than {MAX_FIELD_CHARS} characters",
-            )
+            raise CsvProblem(codes.CSV_FIELD_TOO_LARGE, line=line, col=col, limit=MAX_FIELD_CHARS)
 
 
 def _header(record: list[str], line: int) -> tuple[str, ...]:
@@ -200,11 +191,10 @@ def _header(record: list[str], line: int) -> tuple[str, ...]:
     first: dict[str, int] = {}
     for col, name in enumerate(names, 1):
         if not name:
-            raise CsvProblem("csv_blank_header", f"header (line {line}) column {col} is blank")
+            raise CsvProblem(codes.CSV_BLANK_HEADER, line=line, col=col)
         if name in first:
             raise CsvProblem(
-                "csv_duplicate_header",
-                f"header (line {line}) names {name!r} twice: columns {first[name]} and {col}",
+                codes.CSV_DUPLICATE_HEADER, line=line, name=name, first=first[name], col=col
             )
         first[name] = col
     return names
@@ -215,26 +205,26 @@ def parse_table(text: str) -> Table:
     records = _records(text)
     first = next(records, None)
     if first is None:
-        raise CsvProblem("csv_empty", "is empty: it needs a header row and 1-100 data rows")
+        raise CsvProblem(codes.CSV_EMPTY, limit=MAX_DATA_ROWS)
     header = _header(first[1], first[0])
     rows: list[tuple[str, ...]] = []
     lines: list[int] = []
     for line, record in records:
         if len(rows) == MAX_DATA_ROWS:
-            raise CsvProblem(
-                "csv_too_many_rows", f"has more than {MAX_DATA_ROWS} data rows (line {line})"
-            )
+            raise CsvProblem(codes.CSV_TOO_MANY_ROWS, limit=MAX_DATA_ROWS, line=line)
         _check_fields(record, line)
         if len(record) != len(header):
             raise CsvProblem(
-                "csv_ragged_row",
-                f"data row {len(rows) + 1} (line {line}) has {len(record)} fields; "
-                f"the header has {len(header)}",
+                codes.CSV_RAGGED_ROW,
+                row=len(rows) + 1,
+                line=line,
+                fields=len(record),
+                header=len(header),
             )
         rows.append(tuple(record))
         lines.append(line)
     if not rows:
-        raise CsvProblem("csv_no_rows", f"has a header but no data rows (1-{MAX_DATA_ROWS})")
+        raise CsvProblem(codes.CSV_NO_ROWS, limit=MAX_DATA_ROWS)
     return Table(header, tuple(rows), tuple(lines))
 
 
@@ -250,14 +240,14 @@ def parse_number(cell: str) -> Cell:
         return None
     match = _NUMBER.fullmatch(token) if len(token) <= MAX_NUMBER_CHARS else None
     if match is None:
-        raise ValueError(f"{_preview(token)} is not a number (JSON syntax: 12, -3.5, 1e6)")
+        raise ValueError(_preview(token))  # the cell, quoted short: csv_invalid_number says why
     if match.group(1) is None and match.group(2) is None:
         value = int(token)
         if -_I64 <= value < _I64:
             return value
     number = float(token)
     if not math.isfinite(number):
-        raise OverflowError("is too large to be a finite number")
+        raise OverflowError(token[:40])  # csv_not_finite says why
     return number
 
 
@@ -270,12 +260,13 @@ def _labels(table: Table, col: int) -> list[str]:
     for row, record in enumerate(table.rows):
         label = record[col].strip()
         if not label:
-            raise CsvProblem("csv_blank_label", f"{_where(table, row, col)}: the label is blank")
+            raise CsvProblem(codes.CSV_BLANK_LABEL, where=_where(table, row, col))
         if len(label) > MAX_LABEL_CHARS:
             raise CsvProblem(
-                "csv_label_too_long",
-                f"{_where(table, row, col)}: the label has {len(label)} characters; "
-                f"at most {MAX_LABEL_CHARS}",
+                codes.CSV_LABEL_TOO_LONG,
+                where=_where(table, row, col),
+                length=len(label),
+                limit=MAX_LABEL_CHARS,
             )
         labels.append(label)
     return labels
@@ -286,10 +277,11 @@ def _values(table: Table, col: int) -> list[Cell]:
     for row, record in enumerate(table.rows):
         try:
             values.append(parse_number(record[col]))
-        except OverflowError as exc:
-            raise CsvProblem("csv_not_finite", f"{_where(table, row, col)}: {exc}") from None
+        except OverflowError:
+            raise CsvProblem(codes.CSV_NOT_FINITE, where=_where(table, row, col)) from None
         except ValueError as exc:
-            raise CsvProblem("csv_invalid_number", f"{_where(table, row, col)}: {exc}") from None
+            where = _where(table, row, col)
+            raise CsvProblem(codes.CSV_INVALID_NUMBER, where=where, cell=exc) from None
     return values
 
 
@@ -302,10 +294,8 @@ def _columns(table: Table, block: CsvChartBlock, base: str) -> tuple[int, list[i
     x = table.column(block.csv.x_column)
     if x is None:
         issues.append(
-            Issue(
-                child_path(base, "csv", "x_column"),
-                "csv_unknown_column",
-                f"{block.csv.x_column!r} is not a header of the CSV",
+            codes.CSV_UNKNOWN_COLUMN.issue(
+                child_path(base, "csv", "x_column"), column=block.csv.x_column
             )
         )
     cols: list[int] = []
@@ -313,10 +303,8 @@ def _columns(table: Table, block: CsvChartBlock, base: str) -> tuple[int, list[i
         col = table.column(series.column)
         if col is None:
             issues.append(
-                Issue(
-                    child_path(base, "csv", "series", j, "column"),
-                    "csv_unknown_column",
-                    f"{series.column!r} is not a header of the CSV",
+                codes.CSV_UNKNOWN_COLUMN.issue(
+                    child_path(base, "csv", "series", j, "column"), column=series.column
                 )
             )
         else:
@@ -389,11 +377,5 @@ def snapshot_charts(
     snapshot = {"version": 1, "resolved_charts": resolved}
     size = len(orjson.dumps(snapshot))
     if size > MAX_SNAPSHOT_BYTES:
-        return None, [
-            Issue(
-                "$",
-                "snapshot_too_large",
-                f"the CSV snapshot is {size} bytes as JSON; the limit is {MAX_SNAPSHOT_BYTES}",
-            )
-        ]
+        return None, [codes.SNAPSHOT_TOO_LARGE.issue("$", size=size, limit=MAX_SNAPSHOT_BYTES)]
     return snapshot, []

@@ -23,12 +23,14 @@ _CHUNK = 64 * 1024
 
 
 class FileRefused(Exception):
-    """A file the stages may not read, and why (`detail` never holds the file's contents)."""
+    """A file the stages may not read, and why: the step that refused it and the OS's cause
+    (never the file's contents), worded by the stage's code (`csv_unreadable`'s forms)."""
 
-    def __init__(self, kind: Refusal, detail: str = "") -> None:
+    def __init__(self, kind: Refusal, step: str = "", cause: str = "") -> None:
         super().__init__(kind)
         self.kind: Refusal = kind
-        self.detail = detail
+        self.step = step
+        self.cause = cause
 
 
 def reason(exc: BaseException) -> str:
@@ -60,7 +62,7 @@ def resolve_inside(root: str, relative: str, *, strict: bool) -> str:
         raise FileRefused("loop") from None
     except (OSError, ValueError) as exc:
         kind: Refusal = "loop" if getattr(exc, "errno", None) == errno.ELOOP else "unreadable"
-        raise FileRefused(kind, f"the file cannot be resolved: {reason(exc)}") from None
+        raise FileRefused(kind, "resolve", reason(exc)) from None
     if not within(root, real):
         raise FileRefused("outside")
     return real
@@ -72,31 +74,31 @@ def read_regular(real: str, read_limit: int, size_limit: int | None = None) -> b
     try:
         before = os.stat(real)
     except (OSError, ValueError) as exc:
-        raise FileRefused("unreadable", f"the file cannot be examined: {reason(exc)}") from None
+        raise FileRefused("unreadable", "examine", reason(exc)) from None
     _check(before, size_limit)
     try:
         fd = os.open(real, _OPEN_FLAGS)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise FileRefused("changed", "the file became a symlink") from None
-        raise FileRefused("unreadable", f"the file cannot be opened: {exc.strerror}") from None
+            raise FileRefused("changed", "symlink") from None
+        raise FileRefused("unreadable", "open", str(exc.strerror)) from None
     except ValueError:
         raise FileRefused("unreadable") from None
     try:
         opened = os.fstat(fd)
         _check(opened, size_limit)
         if (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino):
-            raise FileRefused("changed", "the file was replaced while opening it")
+            raise FileRefused("changed", "replaced")
         return _read_bounded(fd, read_limit)
     except OSError as exc:
-        raise FileRefused("unreadable", f"the file cannot be read: {exc.strerror}") from None
+        raise FileRefused("unreadable", "read", str(exc.strerror)) from None
     finally:
         os.close(fd)
 
 
 def _check(info: os.stat_result, size_limit: int | None) -> None:
     if not stat.S_ISREG(info.st_mode):
-        raise FileRefused("not_regular", "is not a regular file")
+        raise FileRefused("not_regular")
     if size_limit is not None and info.st_size > size_limit:
         raise FileRefused("oversized")
 

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import orjson
 
+from schemas.codes import UNKNOWN_TOOL, WORKSPACE_OUTSIDE_ROOT, WORKSPACE_UNAVAILABLE
 from schemas.errors import Issue
 from schemas.paths import check_folder_name
 from schemas.records import ToolCall
@@ -60,13 +61,9 @@ def _workspace_dir(root: Path, name: str) -> tuple[Path | None, list[Issue]]:
         real_root = os.path.realpath(root, strict=True)
         real = os.path.realpath(root / name, strict=True)
     except (OSError, ValueError, RuntimeError) as exc:
-        return None, [
-            Issue("workspace", "workspace_unavailable", f"cannot be opened: {reason(exc)}")
-        ]
+        return None, [WORKSPACE_UNAVAILABLE.issue("workspace", reason=reason(exc))]
     if real == real_root or os.path.commonpath([real_root, real]) != real_root:
-        return None, [
-            Issue("workspace", "workspace_outside_root", "resolves outside the workspaces root")
-        ]
+        return None, [WORKSPACE_OUTSIDE_ROOT.issue("workspace")]
     return Path(real), []
 
 
@@ -75,7 +72,7 @@ def run_rich_output(
 ) -> RichOutputDecision:
     """Check the tool name, the workspace and the arguments, then snapshot the CSV charts."""
     if call.tool != TOOL_NAME:
-        return _error([Issue("tool", "unknown_tool", f"this gate only serves {TOOL_NAME}")])
+        return _error([UNKNOWN_TOOL.issue("tool", tool=TOOL_NAME)])
     issues = check_folder_name(call.workspace, "workspace")
     args, arg_issues = validate_rich_output(call.arguments)
     issues += arg_issues
