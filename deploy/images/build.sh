@@ -69,8 +69,9 @@ inputs_hash() {
   [[ ${1:-} == -- ]] && shift
   words=("$@")
   {
+    # paths relative to the checkout: every worktree of the same files names the same inputs
     find "${paths[@]}" -type f ! -path '*/__pycache__/*' ! -name '*.py[cod]' -print0 \
-      | LC_ALL=C sort -z | xargs -0 -r sha256sum
+      | LC_ALL=C sort -z | xargs -0 -r sha256sum | sed "s#  $REPO/#  #"
     printf '%s\n' "${words[@]}"
   } | sha256sum | cut -c1-32
 }

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# `make test-k8s`: the images (deploy/images/build.sh), the local cluster with them loaded
-# (cluster-up.sh), the cluster tests (tests/k8s), then the cluster down again
-# (KEEP_CLUSTER=1 leaves it up for another run). Run under scripts/with-docker.sh, as root.
+# `make test-k8s`: the images (deploy/images/build.sh) and Prometheus (build-prometheus.sh), the
+# local cluster with the images loaded (cluster-up.sh), the cluster tests (tests/k8s), then the
+# cluster down again (KEEP_CLUSTER=1 leaves it up for another run). Run under
+# scripts/with-docker.sh, as root.
 #   deploy/k8s-local/test.sh [PYTEST ARGS...]
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 cd "$REPO"
 t0=$SECONDS
+# Prometheus with the Kubernetes discovery (build-prometheus.sh; cached), built beside the images
+PROM_OUT=$(mktemp)
+bash "$HERE/build-prometheus.sh" >"$PROM_OUT" &
+prom_build=$!
 bash deploy/images/build.sh
 # shellcheck disable=SC1091
 source .images/images.env
@@ -17,6 +22,10 @@ bash "$HERE/cluster-up.sh" "$REPLYGATE_IMAGE" "$KAFKA_IMAGE"
 eval "$(bash "$HERE/cluster-up.sh" --env)"
 export K8S_LOCAL_TESTS=1 KAFKA_BOOTSTRAP_SERVERS=10.244.0.1:9094
 export REPLYGATE_IMAGE KAFKA_IMAGE K8S_CONTAINERD=/run/replygate-k8s/containerd.sock
+wait "$prom_build" || { echo "test-k8s: build-prometheus.sh failed" >&2; exit 1; }
+PROMETHEUS_BIN=$(<"$PROM_OUT")
+rm -f "$PROM_OUT"
+export PROMETHEUS_BIN
 status=0
 .venv/bin/python -m pytest -q -p no:cacheprovider -o testpaths=tests/k8s tests/k8s "$@" || status=$?
 printf 'test-k8s: %ss in all\n' "$((SECONDS - t0))" >&2

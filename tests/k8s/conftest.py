@@ -80,8 +80,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def prometheus(workers: str) -> Iterator[tuple[Prometheus, float]]:
-    """Debian's prometheus on the host, scraping the worker pods from the first test that asks
-    for it; yields it with the time it started (the range the checks query)."""
+    """Prometheus on the host, discovering the worker pods through the API server and scraping
+    them from the first test that asks for it; yields it with the time it started (the range
+    the checks query)."""
     prom = Prometheus.start(REPO / ".run" / "k8s-prometheus")
     try:
         yield prom, time.time()

@@ -1,17 +1,19 @@
-"""Debian's prometheus on the host for the cluster tests, with deploy/prometheus/alerts.yml.
+"""Prometheus on the host for the cluster tests, discovering the worker pods through the
+Kubernetes API: deploy/prometheus/prometheus-k8s.yml (`kubernetes_sd_configs`, role pod, the
+pods' `prometheus.io/*` annotations) with deploy/prometheus/alerts.yml, authenticated as the
+ServiceAccount of deploy/k8s/overlays/local/prometheus (a token that may only list and watch
+the pods of namespace replygate).
 
-Debian builds prometheus without `kubernetes_sd_configs`, so `PodTargets` does its job: it
-lists the pods through the API server every 2 s and writes those that
-deploy/prometheus/prometheus-k8s.yml would keep (annotation `prometheus.io/scrape: "true"`,
-phase Running; port and path from the annotations) to the file that
-deploy/prometheus/prometheus-local.yml reads."""
+Debian's prometheus is built without the Kubernetes discovery, so the binary is the one
+deploy/k8s-local/build-prometheus.sh builds from Prometheus' Go module; `make test-k8s` passes
+its path in PROMETHEUS_BIN."""
 
 from __future__ import annotations
 
-import json
+import base64
+import os
 import shutil
 import subprocess
-import threading
 import time
 import urllib.parse
 import urllib.request
@@ -21,76 +23,71 @@ from typing import Any
 
 import orjson
 
-from tests.k8s.kube import REPO, kubectl
+from tests.k8s.kube import LOCAL, REPO, kubectl
 
 PORT = 19090
 START_SECONDS = 60.0
+TOKEN_DURATION = "4h"  # outlasts the cluster tests; a bound token, never the admin's
 
 
-def scrape_targets(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """file_sd entries for the pods that ask to be scraped, as the role-pod relabelling keeps."""
-    out = []
-    for pod in pods:
-        notes = pod["metadata"].get("annotations") or {}
-        ip = pod.get("status", {}).get("podIP")
-        if notes.get("prometheus.io/scrape") != "true" or not ip:
-            continue
-        if pod["status"].get("phase") != "Running" or pod["metadata"].get("deletionTimestamp"):
-            continue
-        out.append(
-            {
-                "targets": [f"{ip}:{notes.get('prometheus.io/port', '9108')}"],
-                "labels": {
-                    "__metrics_path__": notes.get("prometheus.io/path", "/metrics"),
-                    "namespace": pod["metadata"]["namespace"],
-                    "pod": pod["metadata"]["name"],
-                },
-            }
+def binary() -> str:
+    """The Prometheus with `kubernetes_sd_configs` (PROMETHEUS_BIN, from build-prometheus.sh)."""
+    path = os.environ.get("PROMETHEUS_BIN", "")
+    if not path or not os.access(path, os.X_OK):
+        raise AssertionError(
+            "PROMETHEUS_BIN does not name an executable: run the cluster tests with "
+            "`make test-k8s`, or set it to the output of deploy/k8s-local/build-prometheus.sh"
         )
-    return out
+    return path
 
 
-class PodTargets(threading.Thread):
-    """Writes `scrape_targets` of the namespace's pods to `path` every `every` seconds."""
+def api_server() -> tuple[str, bytes]:
+    """The API server's address and CA certificate, from the test's kubeconfig."""
+    view = orjson.loads(kubectl("config", "view", "--raw", "--minify", "-o", "json"))
+    cluster = view["clusters"][0]["cluster"]
+    return cluster["server"], base64.b64decode(cluster["certificate-authority-data"])
 
-    def __init__(self, path: Path, namespace: str = "replygate", every: float = 2.0) -> None:
-        super().__init__(daemon=True)
-        self.path, self.namespace, self.every = path, namespace, every
-        self.done = threading.Event()
-        self.write()
 
-    def write(self) -> None:
-        pods = json.loads(kubectl("-n", self.namespace, "get", "pods", "-o", "json"))["items"]
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(scrape_targets(pods)))
-        tmp.replace(self.path)
+def discovery_token() -> str:
+    """A token of the ServiceAccount that may list the worker pods (applied here)."""
+    kubectl("apply", "-k", str(LOCAL / "prometheus"))
+    token = kubectl(
+        "-n", "replygate-monitoring", "create", "token", "prometheus", "--duration", TOKEN_DURATION
+    )
+    return token.strip()
 
-    def run(self) -> None:
-        while not self.done.wait(self.every):
-            try:
-                self.write()
-            except (AssertionError, subprocess.TimeoutExpired):
-                continue  # the API server busy: the last list stays until the next one
+
+def render(template: str, server: str, ca_file: Path, token_file: Path) -> str:
+    """prometheus-k8s.yml with the API server, its CA and the token file filled in."""
+    values = {"@API_SERVER@": server, "@CA_FILE@": str(ca_file), "@TOKEN_FILE@": str(token_file)}
+    for name, value in values.items():
+        assert name in template, f"prometheus-k8s.yml has no {name}"
+        template = template.replace(name, value)
+    return template
 
 
 @dataclass
 class Prometheus:
     proc: subprocess.Popen[bytes]
     home: Path
-    targets: PodTargets
 
     @classmethod
     def start(cls, home: Path) -> Prometheus:
         shutil.rmtree(home / "data", ignore_errors=True)
         home.mkdir(parents=True, exist_ok=True)
-        shutil.copy(REPO / "deploy/prometheus/prometheus-local.yml", home / "prometheus.yml")
+        server, ca = api_server()
+        (home / "ca.crt").write_bytes(ca)
+        token_file = home / "token"
+        token_file.write_text(discovery_token())
+        token_file.chmod(0o600)
+        template = (REPO / "deploy/prometheus/prometheus-k8s.yml").read_text()
+        config = render(template, server, home / "ca.crt", token_file)
+        (home / "prometheus.yml").write_text(config)
         shutil.copy(REPO / "deploy/prometheus/alerts.yml", home / "alerts.yml")
-        targets = PodTargets(home / "targets.json")
-        targets.start()
         log = (home / "prometheus.log").open("wb")
         proc = subprocess.Popen(
             [
-                "prometheus",
+                binary(),
                 f"--config.file={home / 'prometheus.yml'}",
                 f"--storage.tsdb.path={home / 'data'}",
                 f"--web.listen-address=127.0.0.1:{PORT}",
@@ -99,7 +96,7 @@ class Prometheus:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        prom = cls(proc, home, targets)
+        prom = cls(proc, home)
         deadline = time.monotonic() + START_SECONDS
         while not prom.ready():
             if proc.poll() is not None or time.monotonic() > deadline:
@@ -122,7 +119,6 @@ class Prometheus:
         return body["data"]
 
     def stop(self) -> None:
-        self.targets.done.set()
         self.proc.terminate()
         try:
             self.proc.wait(20)

@@ -1,7 +1,8 @@
-"""Prometheus in the loop: Debian's prometheus found the worker pods through the API server (by
-their annotations, tests/k8s/prometheus.py) and scraped them through the scale test, loaded the
-alert rules, answers every expression of the Grafana dashboard with data, and the
-worker-absent alert goes pending with the workers scaled to 0 and a backlog waiting."""
+"""Prometheus in the loop: Prometheus discovered the worker pods through the Kubernetes API
+(`kubernetes_sd_configs`, role pod, by their annotations; tests/k8s/prometheus.py) and scraped
+them through the scale test, loaded the alert rules, answers every expression of the Grafana
+dashboard with data, and the worker-absent alert goes pending with the workers scaled to 0 and
+a backlog waiting."""
 
 from __future__ import annotations
 
@@ -51,6 +52,15 @@ def test_pods_discovered_and_scraped_through_the_scale(
     assert float(data["result"][0]["value"][1]) >= 4  # the 4 replicas of the scale test
     targets = prom.api("targets", state="active")["activeTargets"]
     assert targets and all(t["labels"]["pod"].startswith("replygate-") for t in targets)
+    # found by the Kubernetes discovery: the API server's labels for the pod, its annotations
+    found = [t["discoveredLabels"] for t in targets]
+    assert all(d["__meta_kubernetes_pod_annotation_prometheus_io_scrape"] == "true" for d in found)
+    # and a pod that does not ask to be scraped (the topics Job's) is dropped by the relabelling
+    dropped = prom.api("targets", state="dropped")["droppedTargets"]
+    assert any(
+        d["discoveredLabels"].get("__meta_kubernetes_pod_name", "").startswith("replygate-topics")
+        for d in dropped
+    )
     del started
 
 

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
 
+from streams.broker.ready import group_offsets
 from tests.support.crash_harness import conversation, delivered_count
 from tests.support.kafka import read_from_start
 from tests.support.samples import GITHUB_PAT, im_text, raw_reply
@@ -30,13 +32,22 @@ RUN = uuid.uuid4().hex[:8] + "-"
 def turn(i: int) -> tuple[str, dict[str, Any]]:
     """Turn i as crash_harness.expected() judges it: i % 10 == 0 ends in a notice (the corrector
     answers prose again), 5 is corrected, 7 is cancelled, 3 carries a secret, the rest are valid."""
-    conv, turn_id = conversation(i), f"{RUN}t-{i}"
     prose = {0: HOPELESS, 5: FIXABLE, 7: CANCELLED}.get(i % 10)
-    if prose is not None:
-        return conv, raw_reply(turn_id=turn_id, conversation_id=conv, output={"text": prose})
+    if prose is None:
+        return plain_turn(i)
+    conv = conversation(i)
+    return conv, raw_reply(turn_id=f"{RUN}t-{i}", conversation_id=conv, output={"text": prose})
+
+
+def plain_turn(i: int, parts: int = 1) -> tuple[str, dict[str, Any]]:
+    """Turn i as a valid reply of `parts` text segments (each one more to check, for a few
+    bytes), with a secret to mask when i % 10 == 3: no correction."""
+    conv = conversation(i)
     secret = f" key {GITHUB_PAT}" if i % 10 == 3 else ""
-    text = im_text([{"type": "text", "data": {"text": f"answer {i}{secret}"}}])
-    return conv, raw_reply(turn_id=turn_id, conversation_id=conv, output={"text": text})
+    segments = [{"type": "text", "data": {"text": f"answer {i}{secret}"}}]
+    segments += [{"type": "text", "data": {"text": f"{n}. ok"}} for n in range(1, parts)]
+    text = im_text(segments)
+    return conv, raw_reply(turn_id=f"{RUN}t-{i}", conversation_id=conv, output={"text": text})
 
 
 def cancel(i: int) -> dict[str, Any]:
@@ -45,7 +56,8 @@ def cancel(i: int) -> dict[str, Any]:
 
 @dataclass(eq=False)  # a Thread: hashed by identity
 class Producer(threading.Thread):
-    """Produces `total` turns at `rate` a second (a cancel after each cancelled turn)."""
+    """Produces `total` turns at `rate` a second (a cancel after each cancelled turn), or
+    fewer when `stop` is set first; `plain`: valid replies only (`plain_turn`)."""
 
     servers: str
     total: int
@@ -54,6 +66,9 @@ class Producer(threading.Thread):
     sent_ms: list[int] = field(default_factory=list)
     error: BaseException | None = None
     done: threading.Event = field(default_factory=threading.Event)
+    stop: threading.Event = field(default_factory=threading.Event)
+    plain: bool = False
+    parts: int = 1  # segments of each plain turn (`plain_turn`)
 
     def __post_init__(self) -> None:
         super().__init__(daemon=True)
@@ -72,11 +87,13 @@ class Producer(threading.Thread):
         try:
             t0 = time.monotonic()
             for i in range(self.total):
+                if self.stop.is_set():
+                    break
                 await asyncio.sleep(max(0.0, t0 + i / self.rate - time.monotonic()))
-                conv, record = turn(i)
+                conv, record = plain_turn(i, self.parts) if self.plain else turn(i)
                 self.sent_ms.append(int(time.time() * 1000))
                 await producer.send("replies.raw", orjson.dumps(record), key=conv.encode())
-                if i % 10 == 7:
+                if i % 10 == 7 and not self.plain:
                     control = orjson.dumps(cancel(i))
                     await producer.send("turns.control", control, key=conv.encode())
                 self.produced = i + 1
@@ -88,6 +105,33 @@ class Producer(threading.Thread):
         deadline = time.monotonic() + seconds
         while self.produced < count and not self.done.is_set() and time.monotonic() < deadline:
             time.sleep(0.2)
+
+
+INPUT_TOPICS = ("replies.raw", "turns.control")  # what `Producer` writes
+
+
+async def group_lag(servers: str, group: str = "replygate") -> int:
+    """How many records the worker group has not committed yet, over `INPUT_TOPICS` and every
+    other partition it commits (the deadline events): end offsets minus committed offsets, a
+    partition never committed counted whole."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=servers, request_timeout_ms=10_000)
+    consumer = AIOKafkaConsumer(bootstrap_servers=servers, request_timeout_ms=10_000)
+    await admin.start()
+    try:
+        await consumer.start()
+        # only topics that exist: asking the broker about another would create it
+        names = [t for t in INPUT_TOPICS if t in set(await admin.list_topics())]
+        described = await admin.describe_topics(names) if names else []
+        committed = await group_offsets(admin, group)
+        tps = {
+            TopicPartition(t["topic"], p["partition"]) for t in described for p in t["partitions"]
+        }
+        ends = await consumer.end_offsets(list(tps | set(committed)))
+    finally:
+        await consumer.stop()
+        await admin.close()
+    done = {tp: max(meta.offset, 0) for tp, meta in committed.items()}
+    return sum(max(0, end - done.get(tp, 0)) for tp, end in ends.items())
 
 
 Record = tuple[str, bytes | None, bytes, int]  # topic, key, value, broker timestamp (ms)
