@@ -15,7 +15,6 @@ import asyncio
 import json
 import os
 import subprocess
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -32,6 +31,7 @@ from tests.support.containers import KAFKA_ALIAS, KafkaBroker, docker, images, w
 from tests.support.containers import kafka_container as kafka_container  # the fixture
 from tests.support.kafka import REPO, Deployment, by_topic, collect, free_port, produce
 from tests.support.samples import GITHUB_PAT, im_text, raw_reply
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.kafka
 
@@ -80,14 +80,6 @@ def check_deliveries(records: Records, delivery_topic: str, dlq_topic: str, tag:
     assert by_turn[f"{tag}-leaky"]["masked"]
     assert by_turn[f"{tag}-twice"]["kind"] == "failure_notice"
     assert [x["reason"] for x in topics.get(dlq_topic, [])] == ["not_json"]
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.5)
 
 
 def http_status(url: str) -> int:
@@ -182,7 +174,7 @@ def test_replygate_image_runs_non_root_is_ready_delivers_and_stops_on_sigterm(
     code, out = wrapped.exec_run(["id", "-u"])
     assert (code, out.strip()) == (0, b"10001")
 
-    wait_until(lambda: http_status(f"http://127.0.0.1:{port}/readyz") == 200, 120, "/readyz")
+    wait_for("/readyz", lambda: http_status(f"http://127.0.0.1:{port}/readyz") == 200, 120)
     servers = kafka_container.bootstrap
     turn = raw_reply(turn_id="image-valid", conversation_id="c-image")
     asyncio.run(produce(prefix + "replies.raw", [("c-image", turn)], servers=servers))
@@ -317,7 +309,7 @@ def test_compose_stack_delivers_and_prometheus_counts_the_outcomes(stack: Stack)
         seen = stack.outcomes()
         return seen.get("delivered", 0) >= 2 and seen.get("dead_letter", 0) >= 1
 
-    wait_until(counted, 120, "replygate_outcomes_total in Prometheus")
+    wait_for("replygate_outcomes_total in Prometheus", counted, 120)
     seen = stack.outcomes()
     assert seen["delivered"] == 2 and seen["failure_notice"] == 1 and seen["dead_letter"] == 1
 

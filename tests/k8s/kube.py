@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from tests.support import waiting
 
 REPO = Path(__file__).resolve().parents[2]
 LOCAL = REPO / "deploy" / "k8s" / "overlays" / "local"
@@ -37,19 +38,8 @@ def get(kind: str, name: str = "", namespace: str = NAMESPACE) -> Any:
 
 
 def wait_for(what: str, check: Callable[[], Any], seconds: float, poll: float = 1.0) -> Any:
-    """`check()` until it is truthy (then return it), or fail naming `what`."""
-    deadline = time.monotonic() + seconds
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = check()
-        except AssertionError as exc:  # a kubectl error while things settle
-            last = exc
-        else:
-            if last:
-                return last
-        time.sleep(poll)
-    raise AssertionError(f"timed out after {seconds:g}s waiting for {what} (last: {last!r})")
+    """`waiting.wait_for`, a kubectl error while things settle counting as not yet."""
+    return waiting.wait_for(what, check, seconds, poll=poll, tolerate=(AssertionError,))
 
 
 def ready_replicas(name: str = "replygate") -> int:

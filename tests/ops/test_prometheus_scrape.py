@@ -17,7 +17,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from streams.ops.metrics import BUILTIN_CONTRACTS, OTHER, OUTCOMES, settings_top
 from tests.support.gates import disk_gate
 from tests.support.kafka import Deployment, collect, free_port, publish
 from tests.support.samples import GITHUB_PAT, im_text, raw_reply
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.kafka
 
@@ -101,22 +102,6 @@ def http_get(url: str, timeout: float = 5.0) -> tuple[int, bytes]:
             return int(response.status), response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read()
-
-
-def wait_for(what: str, timeout: float, probe: Callable[[], Any]) -> Any:
-    """Poll `probe` until it returns something truthy; its last value in the failure message."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = probe()
-        except OSError as exc:
-            last = exc
-        else:
-            if last:
-                return last
-        time.sleep(0.25)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last: {last!r}")
 
 
 def worker_outcomes(port: int) -> dict[str, float]:
@@ -236,28 +221,34 @@ def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     prometheus = Prometheus(tmp, port)
     records, ids = the_mix()
     try:
-        wait_for("prometheus /-/ready", 30, prometheus.ready)
+        wait_for("prometheus /-/ready", prometheus.ready, 30, poll=0.25, tolerate=(OSError,))
         timings["prometheus ready"] = time.monotonic() - t0
         asyncio.run(publish(deployment.settings(), deployment.topic("replies.raw"), records))
         want = sum(EXPECTED.values())
         wait_for(
             f"{want} outcomes on the worker's /metrics",
-            90,
             lambda: sum(worker_outcomes(port).values()) >= want,
+            90,
+            poll=0.25,
+            tolerate=(OSError,),
         )
         timings["worker processed the mix"] = time.monotonic() - t0
         promql: list[dict[str, Any]] = wait_for(
             "Prometheus to see every outcome",
-            30,
             lambda: (r := prometheus.query(OUTCOME_QUERY)) and by_outcome(r) == EXPECTED and r,
+            30,
+            poll=0.25,
+            tolerate=(OSError,),
         )
         timings["prometheus query matches"] = time.monotonic() - t0
         # the first evaluations may predate the first scrape (absent(up) pending): wait until
         # every rule was evaluated and the availability alerts saw the scraped worker
         rules = wait_for(
             "every alert rule evaluated, the availability alerts inactive",
-            30,
             lambda: (g := prometheus.api("rules")["groups"]) and rules_settled(g) and g,
+            30,
+            poll=0.25,
+            tolerate=(OSError,),
         )
         timings["alert rules settled"] = time.monotonic() - t0
         targets = prometheus.api("targets")["activeTargets"]

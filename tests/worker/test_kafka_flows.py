@@ -23,6 +23,7 @@ from tests.support.samples import (
     raw_reply,
     tool_call,
 )
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.kafka
 
@@ -52,15 +53,6 @@ class Flows:
 
     def deliveries(self, turn: str) -> list[dict[str, Any]]:
         return [d for d in self.on("delivery.im") if d["turn_id"] == turn]
-
-
-def wait_for(predicate: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def first_wave() -> list[tuple[str, Any]]:
@@ -123,11 +115,12 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flows]:
         )
         # cancel only once the turn is pending, then a late correction that must be dropped
         wait_for(
+            "the correction requests",
             lambda: (
                 metric(port, "replygate_records_out_total", topic=t("corrections.requests")) >= 4
             ),
             90,
-            "the correction requests",
+            poll=0.2,
         )
         asyncio.run(
             publish(
@@ -146,9 +139,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flows]:
             )
         )
         wait_for(
+            "the cancel",
             lambda: metric(port, "replygate_outcomes_total", outcome="cancelled") >= 1,
             60,
-            "the cancel",
+            poll=0.2,
         )
         asyncio.run(
             publish(
@@ -299,6 +293,7 @@ def test_consumer_lag_is_reported_per_input_partition(run: Flows) -> None:
             if s.name == "replygate_consumer_lag" and s.labels["topic"] == topic
         ]
 
-    wait_for(lambda: len(lag_samples()) == 2, 30, "lag for both partitions of replies.raw")
-    wait_for(lambda: sum(s.value for s in lag_samples()) == 0, 30, "the lag to drain")
+    both = "lag for both partitions of replies.raw"
+    wait_for(both, lambda: len(lag_samples()) == 2, 30, poll=0.2)
+    wait_for("the lag to drain", lambda: sum(s.value for s in lag_samples()) == 0, 30, poll=0.2)
     assert {s.labels["partition"] for s in lag_samples()} == {"0", "1"}

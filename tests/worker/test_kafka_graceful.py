@@ -20,6 +20,7 @@ import pytest
 
 from tests.support.crash_harness import CrashRun, cancel_records, correction_records, turn_records
 from tests.support.kafka import Deployment, collect, metric, publish
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.kafka
 
@@ -52,13 +53,6 @@ def group_members(d: Deployment) -> int:
     return len(members) if state == "Stable" else 0
 
 
-def wait_until(check: Any, what: str, d: Deployment, seconds: float = 120) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, f"{what}\n{d.log_tail()}"
-        time.sleep(0.5)
-
-
 def test_a_worker_stopped_with_sigterm_mid_stream_repeats_nothing(tmp_path: Path) -> None:
     run = CrashRun(tmp_path, failpoint="", total=TOTAL, partitions=4)
     d = run.deployment
@@ -67,10 +61,15 @@ def test_a_worker_stopped_with_sigterm_mid_stream_repeats_nothing(tmp_path: Path
     staying = d.start_worker(tmp_path, **run.base_env)
     try:
         # both in the group first: each then owns input partitions (the join is the next test)
-        wait_until(lambda: group_members(d) == 2, "both workers in the group", d)
+        wait_for("both workers in the group", lambda: group_members(d) == 2, 120, detail=d.log_tail)
         asyncio.run(publish(d.settings(), d.topic("replies.raw"), turn_records(0, TOTAL)))
         asyncio.run(publish(d.settings(), d.topic("turns.control"), cancel_records(0, TOTAL)))
-        wait_until(lambda: reading(leaving) and reading(staying), "both workers reading", d)
+        wait_for(
+            "both workers reading",
+            lambda: reading(leaving) and reading(staying),
+            120,
+            detail=d.log_tail,
+        )
         delivery = d.topic("delivery.im")
         asyncio.run(collect([delivery], lambda r: len(r) >= 150, timeout=120))
         assert leaving.poll() is None, d.log_tail()
@@ -105,13 +104,20 @@ def test_a_worker_joining_mid_stream_repeats_nothing(tmp_path: Path) -> None:
             time.sleep(0.5)
 
     try:
-        wait_until(lambda: group_members(d) == 1, "the first worker in the group", d)
+        wait_for(
+            "the first worker in the group", lambda: group_members(d) == 1, 120, detail=d.log_tail
+        )
         publisher = threading.Thread(target=trickle)
         publisher.start()
         try:
             asyncio.run(collect([d.topic("delivery.im")], lambda r: len(r) >= 20, timeout=120))
             second = d.start_worker(tmp_path, **run.base_env)
-            wait_until(lambda: group_members(d) == 2 and reading(second), "a reading joiner", d)
+            wait_for(
+                "a reading joiner",
+                lambda: group_members(d) == 2 and reading(second),
+                120,
+                detail=d.log_tail,
+            )
         finally:
             joined.set()
             publisher.join()
