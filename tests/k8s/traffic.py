@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
 from streams.broker.ready import group_offsets
+from streams.client import AgentClient, input_record
+from streams.settings import Settings
 from tests.support.crash_harness import conversation, delivered_count
 from tests.support.kafka import read_from_start
 from tests.support.samples import GITHUB_PAT, im_text, raw_reply
@@ -82,24 +84,22 @@ class Producer(threading.Thread):
             self.done.set()
 
     async def _produce(self) -> None:
-        producer = AIOKafkaProducer(bootstrap_servers=self.servers, linger_ms=5, acks="all")
-        await producer.start()
-        try:
+        """Through `AgentClient`, as an agent service sends: keyed and validated by it."""
+        settings = Settings(kafka_bootstrap_servers=self.servers)
+        async with AgentClient(settings) as agent:
             t0 = time.monotonic()
+            sent = []
             for i in range(self.total):
                 if self.stop.is_set():
                     break
                 await asyncio.sleep(max(0.0, t0 + i / self.rate - time.monotonic()))
-                conv, record = plain_turn(i, self.parts) if self.plain else turn(i)
+                _conv, record = plain_turn(i, self.parts) if self.plain else turn(i)
                 self.sent_ms.append(int(time.time() * 1000))
-                await producer.send("replies.raw", orjson.dumps(record), key=conv.encode())
+                sent.append(await agent.submit(input_record(record)))
                 if i % 10 == 7 and not self.plain:
-                    control = orjson.dumps(cancel(i))
-                    await producer.send("turns.control", control, key=conv.encode())
+                    sent.append(await agent.submit(input_record(cancel(i))))
                 self.produced = i + 1
-            await producer.flush()
-        finally:
-            await producer.stop()
+            await asyncio.gather(*sent)
 
     def wait_produced(self, count: int, seconds: float) -> None:
         deadline = time.monotonic() + seconds
