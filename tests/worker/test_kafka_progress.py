@@ -80,9 +80,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             collect([t("delivery.im"), t("corrections.requests"), t("replies.dlq")], done, 120)
         )
         wait_for(
+            "the outcome counters",
             lambda: metric(port, "replygate_outcomes_total", outcome="delivered") >= 3,
             30,
-            "the outcome counters",
         )
         yield {"deployment": deployment, "topics": by_topic(out), "port": port}
     finally:
