@@ -95,7 +95,7 @@ class TextPlainContract(ContractBase):
     def notice_message(self, text: str) -> dict[str, Any]:
         return {"text": text}
 
-    def model_schema(self) -> None:
+    def model_schema(self) -> dict[str, Any] | None:
         """The model writes plain text, not JSON: the instructions say all there is."""
         return None
 

@@ -19,7 +19,7 @@ from streams.client.agent import trace_headers
 from streams.settings import Settings
 
 TP = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-TURN = {"platform": "im", "contract": "im.segments.v1"}
+TURN: dict[str, Any] = {"platform": "im", "contract": "im.segments.v1"}
 
 
 class Recorder:

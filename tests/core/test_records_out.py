@@ -118,6 +118,6 @@ def test_written_records_are_ones_the_short_construct_can_build() -> None:
         assert not model.__private_attributes__ and model.__pydantic_post_init__ is None, model
         assert not model.__pydantic_decorators__.field_validators, model
     with pytest.raises(KeyError):
-        DeadLetter.model_construct(source_topic="replies.raw")
+        DeadLetter.model_construct(source_topic="replies.raw")  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         MaskEntry.model_construct(rule="r", path="$", count=1, extra=True)

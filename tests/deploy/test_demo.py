@@ -31,6 +31,7 @@ from replygate_dev.demo import (
 )
 from replygate_dev.scripted_llm import choose
 
+from schemas.records import CorrectionRequest
 from streams.core.keys import CONVERSATION, TASK, key_issue
 from streams.core.pipeline import Decision, Gate, Source
 from streams.settings import Settings
@@ -124,7 +125,7 @@ def run_offline(gate: Gate, sample: Sample, samples: list[Sample]) -> Seen:
 
 
 def correct_offline(gate: Gate, decision: Decision, samples: list[Sample]) -> Decision | None:
-    assert decision.output is not None
+    assert isinstance(decision.output, CorrectionRequest)
     canned = choose(llm_script(samples), {"messages": build_messages(decision.output)})
     if canned.status != 200 or canned.delay >= CORRECTOR_TIMEOUT_SECONDS:
         return None
@@ -172,7 +173,8 @@ def test_each_corrector_answer_matches_only_its_own_sample(
         if sample.llm is None:
             continue
         decision = gate.decide_reply(sample.parts[0].value, Source("replies.raw"), NOW)
-        assert decision.output is not None and decision.action == "request_correction"
+        assert isinstance(decision.output, CorrectionRequest)
+        assert decision.action == "request_correction"
         canned = choose(script, {"messages": build_messages(decision.output)})
         assert canned.match == sample.llm["match"], sample.id
 

@@ -11,8 +11,8 @@ from typing import NamedTuple
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from streams.core.outcomes import OUTCOMES
 from streams.ops.metrics import (
-    OUTCOMES,
     Metrics,
     compute_lag,
     serve,

@@ -26,7 +26,8 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from streams.ops.metrics import BUILTIN_CONTRACTS, OTHER, OUTCOMES, settings_topics
+from streams.core.outcomes import OUTCOMES
+from streams.ops.metrics import BUILTIN_CONTRACTS, OTHER, settings_topics
 from tests.support.gates import disk_gate
 from tests.support.kafka import Deployment, collect, free_port, publish
 from tests.support.samples import GITHUB_PAT, im_text, raw_reply

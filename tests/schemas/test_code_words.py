@@ -79,7 +79,7 @@ def worded_issues(source: str) -> Iterator[int]:
             continue
         index = MESSAGE_TAKERS[str(_name(node))]
         given = [k.value for k in node.keywords if k.arg in ("message", "message_template")]
-        message = node.args[index] if len(node.args) > index else (given or [None])[0]
+        message = node.args[index] if len(node.args) > index else (given[0] if given else None)
         if message is not None and _worded(message, constants):
             yield node.lineno
 

@@ -55,7 +55,7 @@ def _constants(tree: ast.Module) -> dict[str, str]:
     """Module-level `NAME = "text"` (or `NAME: Final = "text"`) assignments."""
     out: dict[str, str] = {}
     for node in tree.body:
-        target = node.target if isinstance(node, ast.AnnAssign) else None
+        target: ast.expr | None = node.target if isinstance(node, ast.AnnAssign) else None
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
         value = getattr(node, "value", None)
@@ -130,7 +130,7 @@ def scan(makers: dict[str, int], sink_add: bool) -> Iterator[tuple[str, str | No
             else:
                 continue
             keyword = [k.value for k in node.keywords if k.arg in ("code", "reason")]
-            arg = node.args[index] if len(node.args) > index else (keyword or [None])[0]
+            arg = node.args[index] if len(node.args) > index else (keyword[0] if keyword else None)
             if arg is None:
                 continue
             site = f"{path.relative_to(REPO)}:{node.lineno}"

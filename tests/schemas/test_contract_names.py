@@ -12,7 +12,7 @@ from schemas.registry import CONTRACTS, TOOL_CONTRACT_NAME
 
 REPO = Path(__file__).resolve().parents[2]
 # A built-in contract's own module (or package) and the registry may spell its name.
-OWNERS = {
+OWNERS: dict[str, tuple[str, ...]] = {
     "im.segments.v1": ("schemas/im_segments.py",),
     "assistant.html.v1": ("schemas/html_answer/",),
     "text.plain.v1": ("schemas/text_plain.py",),
@@ -69,5 +69,5 @@ def test_no_module_but_its_own_and_the_registry_spells_a_contract_name() -> None
 
 def test_the_scan_finds_a_spelled_name() -> None:
     """Guards the scan: the registry-only rule would catch the contract module's own literal."""
-    moved = {"im.segments.v1": ("schemas/nowhere.py",)}
+    moved: dict[str, tuple[str, ...]] = {"im.segments.v1": ("schemas/nowhere.py",)}
     assert any(hit.startswith("schemas/im_segments.py") for hit in spelled(moved))

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from schemas.codes import MAX_ISSUES
 from schemas.contract import ContractResult, ReplyContract, ReplyInput
 from schemas.im_segments import (
     IM_SEGMENTS_V1,
-    MAX_ISSUES,
     MAX_SEGMENTS,
     SEGMENT_TYPES,
     message_issues,

@@ -8,7 +8,7 @@ codes catalogue and the metrics allow-list all work for it through the registry 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
@@ -122,7 +122,7 @@ def test_check_asks_for_a_correction_with_the_contracts_own_code_and_instruction
 
 def test_the_worker_batch_decides_and_the_correction_is_delivered(gate: Gate) -> None:
     stored: dict[bytes, bytes] = {}
-    batch = TurnBatch(gate, lambda _p, key: stored.get(key), TurnIndex(1000))
+    batch = TurnBatch(gate, lambda _p, key: stored.get(key), TurnIndex(timedelta(seconds=1000)))
     replies = gate.settings.topic("replies_raw")
     first = batch.run([(Source(replies, 0, 0, NOW, b"c-7"), reply("<i>x</i>"))], NOW)
     assert [d.action for d in first.outputs] == ["request_correction"]

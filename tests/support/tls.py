@@ -229,7 +229,7 @@ def run_flow(
             REPLYGATE_CORRECTION_DEADLINE_SECONDS="90",
             **worker_env,
         )
-        reader = Reader(deployment, tmp, f"reader-{tag}.log", f"rg-{tag}-im", **reader_env)
+        reader = Reader(deployment, tmp, f"reader-{tag}.log", f"rg-{tag}-im", **reader_env)  # type: ignore[arg-type]  # REPLYGATE_* names only
         try:
             asyncio.run(produce(deployment.topic("replies.raw"), records, servers, agent_client))
             reader.wait_for_lines(2)

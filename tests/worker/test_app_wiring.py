@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,7 +12,7 @@ from streams.settings import ConfigError, Settings
 from streams.worker.app import create_app
 
 
-def _settings(tmp_path: Path, **changes: object) -> Settings:
+def _settings(tmp_path: Path, **changes: Any) -> Settings:
     return Settings(
         data_dir=tmp_path / "data", topic_prefix="p.", app_id="x-gate", metrics_port=0, **changes
     )
@@ -48,7 +49,7 @@ def test_a_rocksdb_store_gets_bounded_memory_options(tmp_path: Path) -> None:
     would let a worker's memory grow with its state."""
     from streams.worker.app import ROCKSDB_OPTIONS
 
-    store = create_app(_settings(tmp_path, store="rocksdb://")).tables["turns"].data
+    store = create_app(_settings(tmp_path, store="rocksdb://")).tables["turns"].data  # type: ignore[attr-defined]
     options = store.rocksdb_options  # type: ignore[attr-defined]
     assert options.write_buffer_size == ROCKSDB_OPTIONS["write_buffer_size"] <= 8 * 1024 * 1024
     assert options.block_cache_size == ROCKSDB_OPTIONS["block_cache_size"] <= 16 * 1024 * 1024

@@ -44,7 +44,7 @@ def test_a_fetch_setting_out_of_bounds_is_refused_by_name(
     tmp_path: Path, field: str, value: int
 ) -> None:
     with pytest.raises(ValidationError) as refused:
-        Settings(data_dir=tmp_path, **{field: value})
+        Settings(data_dir=tmp_path, **{field: value})  # type: ignore[arg-type]
     assert [e["loc"] for e in refused.value.errors()] == [(field,)]
 
 
@@ -88,7 +88,7 @@ async def _copy(name: str, tmp_path: Path) -> tuple[list[bytes], dict[str, Any]]
     await app.start()
     try:
         await asyncio.wait_for(done.wait(), 60)
-        consumer = app.consumer._thread._consumer
+        consumer = app.consumer._thread._consumer  # type: ignore[attr-defined]
         fetcher = consumer._fetcher
         seen: dict[str, Any] = {
             "client_loop_is_the_apps": consumer._client._loop is asyncio.get_running_loop(),

@@ -179,7 +179,7 @@ def test_a_refused_connection_is_one_line_and_exit_1(
         f"{servers}: {expected}"
     )
 
-    reader = Reader(deployment, tmp_path, "reader.log", "rg-refused", **env,
+    reader = Reader(deployment, tmp_path, "reader.log", "rg-refused", **env,  # type: ignore[arg-type]
                     REPLYGATE_ENDPOINT__CONNECT_TIMEOUT_SECONDS="3")  # fmt: skip
     assert reader.end(sig=0) == 1
     line = one_line(reader.stderr())
