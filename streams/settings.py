@@ -123,13 +123,11 @@ class EndpointSettings(BaseModel):
 G = TypeVar("G", bound=BaseModel)
 
 
-class KafkaSettings(BaseModel):
-    """The broker and the topology: what `topics`, the worker and the endpoint connect to."""
+class TopicSettings(BaseModel):
+    """Topic names and platforms: what names a topic, without what connects to one."""
 
     model_config = ConfigDict(extra="forbid")
 
-    kafka_bootstrap_servers: str = "localhost:9092"
-    kafka_security: KafkaSecurity = KafkaSecurity()
     app_id: str = "replygate"
     topic_prefix: str = ""
     topics: TopicNames = TopicNames()
@@ -137,8 +135,6 @@ class KafkaSettings(BaseModel):
     # is a dead letter instead of a new topic.
     platforms: list[str] = Field(default_factory=lambda: ["im", "ide", "assistant"])
     closed_platforms: bool = False
-    partitions: int = Field(default=8, ge=1, le=1024)
-    replication_factor: int = Field(default=1, ge=1, le=16)
 
     def topic(self, name: str) -> str:
         """The real topic name for a logical name (`replies_raw`, ..., or `delivery.<platform>`)."""
@@ -149,6 +145,19 @@ class KafkaSettings(BaseModel):
 
     def delivery_topic(self, platform: str) -> str:
         return self.topic_prefix + self.topics.delivery_prefix + platform
+
+    def deadline_topic(self) -> str:
+        """The internal topic of deadline events, on the turn's own partition."""
+        return f"{self.app_id}-deadlines"
+
+
+class KafkaSettings(TopicSettings):
+    """The broker and the topology: what `topics`, the worker and the endpoint connect to."""
+
+    kafka_bootstrap_servers: str = "localhost:9092"
+    kafka_security: KafkaSecurity = KafkaSecurity()
+    partitions: int = Field(default=8, ge=1, le=1024)
+    replication_factor: int = Field(default=1, ge=1, le=16)
 
 
 class BoundsSettings(BaseModel):
@@ -272,14 +281,26 @@ class ContractSettings(BaseModel):
     # Contracts a deployment brings as JSON Schema files (draft 2020-12)
     schema_contracts: list[SchemaContractEntry] = Field(default_factory=list, max_length=100)
 
+    # The file the settings were read from (set by `load_settings`), for relative schema paths
+    config_file: Path | None = None
+
+    def schema_path(self, entry: SchemaContractEntry) -> Path:
+        """A schema file's path: relative ones are read beside the config file."""
+        if entry.schema_file.is_absolute() or self.config_file is None:
+            return entry.schema_file
+        return self.config_file.parent / entry.schema_file
+
+
+class GateSettings(ContractSettings, TurnSettings, BoundsSettings, TopicSettings):
+    """What the gate (`streams.core`) reads: topic names, bounds, the turn rules, the contracts
+    and masking; no connection, no credentials, no worker knobs."""
+
 
 # The groups in reverse: pydantic lists the fields of the last base first.
 class Settings(
-    ContractSettings,
+    GateSettings,
     WorkerSettings,
-    TurnSettings,
     FileSettings,
-    BoundsSettings,
     KafkaSettings,
     BaseSettings,
 ):
@@ -300,8 +321,6 @@ class Settings(
 
     endpoint: EndpointSettings = EndpointSettings()
 
-    config_file: Path | None = None
-
     @classmethod
     def settings_customise_sources(
         cls,
@@ -316,16 +335,6 @@ class Settings(
     def group(self, kind: type[G]) -> G:
         """Only one group's settings, for the part that owns them (already validated)."""
         return kind.model_construct(**{name: getattr(self, name) for name in kind.model_fields})
-
-    def deadline_topic(self) -> str:
-        """The internal topic of deadline events, on the turn's own partition."""
-        return f"{self.app_id}-deadlines"
-
-    def schema_path(self, entry: SchemaContractEntry) -> Path:
-        """A schema file's path: relative ones are read beside the config file."""
-        if entry.schema_file.is_absolute() or self.config_file is None:
-            return entry.schema_file
-        return self.config_file.parent / entry.schema_file
 
 
 def _config_sources(path: Path | None) -> tuple[PydanticBaseSettingsSource, ...]:

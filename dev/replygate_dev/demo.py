@@ -668,11 +668,11 @@ class Demo:
         from aiokafka.admin import AIOKafkaAdminClient
 
         from streams.broker.options import aiokafka_options
-        from streams.broker.topology import create_topics
+        from streams.broker.topology import Topology, create_topics
 
         started = time.perf_counter()
         self.created_topics = True
-        await create_topics(self.settings)
+        await create_topics(Topology.of(self.settings), self.settings)
         options = aiokafka_options(self.settings)
         watched = list(self.tracker.logical)
         consumer = AIOKafkaConsumer(

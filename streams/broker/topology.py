@@ -19,7 +19,7 @@ from types import MappingProxyType
 from streams.broker.options import aiokafka_options
 from streams.broker.ready import KafkaNotReady, create_errors, describe, retry, wait_for_leaders
 from streams.errors import RuntimeFailure
-from streams.settings import Settings
+from streams.settings import GateSettings, KafkaSettings, Settings
 
 # The worker's turn table; Faust names its changelog `<app_id>-<table>-changelog`.
 TURNS_TABLE = "turns"
@@ -68,7 +68,7 @@ def _frozen(config: Mapping[str, str]) -> Mapping[str, str]:
 INPUT_CONFIG: Mapping[str, str] = _frozen({"message.timestamp.type": "LogAppendTime"})
 
 
-def changelog_config(settings: Settings) -> dict[str, str]:
+def changelog_config(settings: GateSettings) -> dict[str, str]:
     """The turn table's changelog: compacted, and nothing kept much past the state horizon.
 
     Expired turns are tombstoned; compaction drops them and, after `delete.retention.ms`, their
@@ -89,7 +89,7 @@ def changelog_config(settings: Settings) -> dict[str, str]:
 class Topology:
     """Every topic of one deployment, built from its settings (`Topology.of`)."""
 
-    settings: Settings = field(repr=False)
+    settings: GateSettings = field(repr=False)
     replies: Topic
     control: Topic
     toolcalls: Topic
@@ -102,7 +102,7 @@ class Topology:
     output_config: Mapping[str, str]
 
     @classmethod
-    def of(cls, settings: Settings) -> Topology:
+    def of(cls, settings: GateSettings) -> Topology:
         def topic(logical: str, role: Role, key: Key, config: Mapping[str, str]) -> Topic:
             return Topic(logical, settings.topic(logical), role, key, config)
 
@@ -211,7 +211,7 @@ class TopicsRefused(RuntimeFailure):
     """The broker refused to create some topics (a policy, a bad config); the message names them."""
 
 
-async def create_topics(settings: Settings) -> list[str]:
+async def create_topics(topology: Topology, kafka: KafkaSettings) -> list[str]:
     """Create the missing topics and wait for their leaders; return the names created.
 
     An existing topic is left as it is, also one that another worker created a moment ago; its
@@ -228,22 +228,21 @@ async def create_topics(settings: Settings) -> list[str]:
         partition_counts,
     )
 
-    admin = AIOKafkaAdminClient(**aiokafka_options(settings))
+    admin = AIOKafkaAdminClient(**aiokafka_options(kafka))
     await admin.start()
     try:
         existing = set(await retry(admin.list_topics, "the topic list"))
-        topology = Topology.of(settings)
         shared = [name for name in copartitioned(topology) if name in existing]
         counts = await retry(lambda: partition_counts(admin, shared), "topic metadata")
-        problem = mismatch(counts, settings.partitions)
+        problem = mismatch(counts, kafka.partitions)
         if problem is not None:
             raise PartitionsDiffer(problem)
         wanted = topology.for_creation()
         new = [
             NewTopic(
                 name,
-                num_partitions=settings.partitions,
-                replication_factor=settings.replication_factor,
+                num_partitions=kafka.partitions,
+                replication_factor=kafka.replication_factor,
                 topic_configs=dict(config),
             )
             for name, config in wanted.items()
@@ -273,7 +272,7 @@ def run_topics(settings: Settings) -> int:
 
     with client_errors() as seen:
         try:
-            created = asyncio.run(create_topics(settings))
+            created = asyncio.run(create_topics(Topology.of(settings), settings))
         except PartitionsDiffer as exc:
             print(f"replygate topics: error: {exc}", file=sys.stderr)
             return 1

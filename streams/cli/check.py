@@ -153,7 +153,7 @@ def summary_lines(decisions: Counter[str], codes: Counter[str]) -> list[str]:
 def _gate(args: argparse.Namespace) -> tuple[Gate, Settings]:
     from streams.core.pipeline import Gate
     from streams.files.stage import DiskFiles
-    from streams.settings import FileSettings, load_settings
+    from streams.settings import FileSettings, GateSettings, load_settings
 
     overrides: dict[str, Any] = {}
     if args.workspaces is not None:
@@ -162,7 +162,8 @@ def _gate(args: argparse.Namespace) -> tuple[Gate, Settings]:
         overrides["media_root"] = args.media_root
     settings = load_settings(args.config, **overrides)
     try:
-        return Gate(settings, DiskFiles.from_settings(settings.group(FileSettings))), settings
+        files = DiskFiles.from_settings(settings.group(FileSettings))
+        return Gate(settings.group(GateSettings), files), settings
     except ReplygateError:
         raise
     except (OSError, ValueError) as exc:  # a root that cannot be resolved, a bad pattern

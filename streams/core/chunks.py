@@ -16,14 +16,14 @@ import orjson
 from schemas.codes import AMBIGUOUS_REPLY, INCOMPLETE_STREAM, STREAM_TOO_LARGE
 from schemas.errors import Issue
 from schemas.records import ModelOutput, StreamChunk
-from streams.settings import Settings
+from streams.settings import BoundsSettings
 
 # At most this many chunks are held per turn and attempt, whatever their size: an empty chunk
 # costs no text, yet every held one is stored and re-read with the turn's state.
 MAX_STREAM_CHUNKS = 10_000
 
 
-def chunk_limit(settings: Settings) -> int:
+def chunk_limit(settings: BoundsSettings) -> int:
     """The bytes of chunks held per turn and attempt: `max_record_bytes`, yet at most a third of
     `max_output_bytes`, so a state value (two attempts' chunks at most) fits a changelog record."""
     return min(settings.max_record_bytes, settings.max_output_bytes // 3)

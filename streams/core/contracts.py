@@ -20,7 +20,7 @@ from streams.errors import ConfigError
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from streams.settings import SchemaContractEntry, Settings
+    from streams.settings import ContractSettings, SchemaContractEntry
 
 # A schema is configuration, not data: anything larger is a mistake (or an attack).
 MAX_SCHEMA_BYTES: Final = 1024 * 1024
@@ -74,7 +74,7 @@ def load_schema_contract(entry: SchemaContractEntry, path: Path) -> SchemaContra
         raise ContractLoadError(f"schema_contracts {entry.name!r} ({path}): {exc}") from None
 
 
-def build_registry(settings: Settings) -> dict[str, ReplyContract]:
+def build_registry(settings: ContractSettings) -> dict[str, ReplyContract]:
     """Built-ins first; a registered contract may neither reuse a built-in name nor another's."""
     registry = dict(CONTRACTS)
     taken = builtin_names()

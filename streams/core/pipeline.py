@@ -65,7 +65,7 @@ from streams.core.decision import (
 )
 from streams.core.leaks import Masker, MaskHit
 from streams.core.ports import NO_TURNS, FileStage, TurnView
-from streams.settings import ContractSettings, Settings
+from streams.settings import GateSettings
 
 # Re-exported: the decision types are `streams.core.decision`'s; callers may name them here.
 __all__ = [
@@ -155,7 +155,7 @@ class Gate:
     `files` does the I/O (`streams.files.stage.DiskFiles` for the worker and `check`).
     """
 
-    settings: Settings
+    settings: GateSettings  # only its own group: no connection, credentials or worker knobs
     files: FileStage
     contracts: dict[str, ReplyContract] = field(default_factory=dict)
     masker: Masker = field(init=False)
@@ -164,7 +164,7 @@ class Gate:
     def __post_init__(self) -> None:
         if not self.contracts:
             self.contracts = build_registry(self.settings)
-        self.masker = Masker.from_settings(self.settings.group(ContractSettings))
+        self.masker = Masker.from_settings(self.settings)
 
     # ---- entry points -------------------------------------------------------------------
 

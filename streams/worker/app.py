@@ -32,6 +32,7 @@ from streams.settings import (
     BoundsSettings,
     ConfigError,
     FileSettings,
+    GateSettings,
     KafkaSettings,
     Settings,
     TurnSettings,
@@ -239,7 +240,7 @@ def create_app(settings: Settings) -> GateApp:
         **app_options(kafka, knobs, settings.group(BoundsSettings)),
     )
     inputs = app.topic(*(t.name for t in topology.gate_inputs()), partitions=kafka.partitions)
-    gate = Gate(settings, DiskFiles.from_settings(settings.group(FileSettings)))
+    gate = Gate(settings.group(GateSettings), DiskFiles.from_settings(settings.group(FileSettings)))
     worker = Worker(
         app,
         gate,

@@ -39,7 +39,7 @@ async def create_at_start(topology: Topology, kafka: KafkaSettings) -> None:
     servers = kafka.kafka_bootstrap_servers
     with client_errors() as seen:  # the cause goes into the one line below
         try:
-            created = await create_topics(topology.settings)
+            created = await create_topics(topology, kafka)
         except KafkaConnectionError as exc:
             fail_stop(
                 f"cannot connect or authenticate to Kafka at {servers} "

@@ -170,7 +170,7 @@ def test_created_topics_have_leaders_when_create_topics_returns() -> None:
     settings = Settings(
         kafka_bootstrap_servers=bootstrap(), topic_prefix=f"t{uuid.uuid4().hex[:10]}.", partitions=2
     )
-    created = asyncio.run(create_topics(settings))
+    created = asyncio.run(create_topics(Topology.of(settings), settings))
     assert sorted(created) == sorted(Topology.of(settings).for_creation())
-    assert asyncio.run(create_topics(settings)) == []
+    assert asyncio.run(create_topics(Topology.of(settings), settings)) == []
     assert asyncio.run(_leaders_then_delete(settings)) == []

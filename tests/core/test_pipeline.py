@@ -12,7 +12,7 @@ import pytest
 from schemas.records import CorrectionRequest, DeadLetter, Delivery, ToolResult
 from streams.cli.check_session import CheckSession
 from streams.core.pipeline import Gate, Source
-from streams.settings import Settings
+from streams.settings import FileSettings, Settings
 from tests.support.gates import disk_gate
 from tests.support.samples import (
     GITHUB_PAT,
@@ -316,7 +316,7 @@ def test_unavailable_media_is_replaced_and_noticed(gate: Gate) -> None:
     assert line["action"] == "deliver"
     assert line["output"]["message"]["segments"][1] == {
         "type": "text",
-        "data": {"text": gate.settings.attachment_unavailable_text},
+        "data": {"text": FileSettings().attachment_unavailable_text},
     }
     assert line["output"]["notices"] == [{"path": "segments[1]", "reason": "attachment_unreadable"}]
 

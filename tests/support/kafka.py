@@ -98,9 +98,10 @@ class Deployment:
 
     def create_topics(self) -> None:
         """What `replygate topics` does, before anything is produced (no auto-created topics)."""
-        from streams.broker.topology import create_topics
+        from streams.broker.topology import Topology, create_topics
 
-        asyncio.run(create_topics(self.settings()))
+        settings = self.settings()
+        asyncio.run(create_topics(Topology.of(settings), settings))
 
     def stop_all(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> None:
         for proc in self.workers:

@@ -37,7 +37,7 @@ from mode.utils.logging import ExtensionFormatter
 from pydantic import SecretStr
 
 from streams.broker.options import aiokafka_options, faust_broker_options, ssl_context
-from streams.broker.topology import create_topics
+from streams.broker.topology import Topology, create_topics
 from streams.settings import KafkaSecurity, Settings
 from tests.support.kafka import Deployment, PrivateBroker, collect, free_port, produce
 from tests.support.samples import raw_reply
@@ -370,7 +370,8 @@ def sasl_deployment(broker: PrivateBroker, mechanism: str, loglevel: str) -> Dep
         sasl_username=USER,
         sasl_password=SecretStr(PASSWORD),
     )
-    asyncio.run(create_topics(deployment.settings(kafka_security=sec)))
+    settings = deployment.settings(kafka_security=sec)
+    asyncio.run(create_topics(Topology.of(settings), settings))
     return deployment
 
 

@@ -10,7 +10,12 @@ from typing import Any
 
 import pytest
 
+from streams.broker.topology import Topology, create_topics
+from streams.core.chunks import chunk_limit
+from streams.core.contracts import build_registry
 from streams.core.leaks import Masker
+from streams.core.pipeline import Gate
+from streams.settings import GateSettings, KafkaSettings, Settings
 from streams.worker.app import Worker, app_options
 from streams.worker.batch_flow import BatchFlow
 from streams.worker.corrector import correct, register_corrector
@@ -67,9 +72,28 @@ def test_the_rebalancing_or_recovery_test_is_spelt_once() -> None:
         register_corrector,
         correct,
         Masker.from_settings,
+        Gate.__init__,
+        build_registry,
+        chunk_limit,
+        Topology.of,
+        create_topics,
     ],
 )
 def test_a_part_takes_its_settings_group_never_the_whole(part: Callable[..., Any]) -> None:
     annotations = inspect.get_annotations(part)  # the strings as written
     assert annotations  # typed, so the check below means something
     assert "Settings" not in annotations.values()
+
+
+def test_the_gate_group_holds_no_connection_credential_or_worker_knob() -> None:
+    """The pure core judges records: it never needs to reach the broker or know a password."""
+    kept_out = set(Settings.model_fields) - set(GateSettings.model_fields)
+    assert {"kafka_bootstrap_servers", "kafka_security", "corrector", "endpoint"} <= kept_out
+    assert {"partitions", "store", "data_dir", "workspaces_root", "media_root"} <= kept_out
+    assert set(KafkaSettings.model_fields) & set(GateSettings.model_fields) == {
+        "app_id",
+        "topic_prefix",
+        "topics",
+        "platforms",
+        "closed_platforms",
+    }
