@@ -1205,8 +1205,9 @@ GENERIC_RULES: tuple[LeakRule, ...] = (
     # reference names (`key: api-key`), are left alone.
     LeakRule(
         "password-assignment",
-        # The optional `://user` start lets `reject` see a URL's userinfo (url-credentials').
-        rf"(?:://[A-Za-z0-9._~%+-]{{0,64}}?)?(?:(?i:[cx]srf)[-_.]?)?{_SECRET_KEYWORD}{_ASSIGN}(?:{_quoted(1)}|{_BARE_VALUE})"
+        # The optional `://user` start lets `reject` see a URL's userinfo (url-credentials'), and
+        # the optional `csrf`/`public` start a name that is no secret's (`publicToken`).
+        rf"(?:://[A-Za-z0-9._~%+-]{{0,64}}?)?(?:(?i:[cx]srf|publi(?:c|shable))[-_.]?)?{_SECRET_KEYWORD}{_ASSIGN}(?:{_quoted(1)}|{_BARE_VALUE})"
         rf"|{_SECRET_KEYWORD}>(?P<secret5>[^<\s]+)</"
         rf"|--{_FLAGS}(?:=|[ \t]{{1,4}})(?P<secret6>[^\s\"'`]+)",
         rf"{_ASSIGN_TRIGGER}|{_SECRET_KEYWORD}>|--{_FLAGS}",
@@ -1220,6 +1221,8 @@ GENERIC_RULES: tuple[LeakRule, ...] = (
         near_misses=(
             'password = os.getenv("DB_PASSWORD") and token = process.env.TOKEN',
             "GITHUB_API_KEY=\nDYNATRACE_API_KEY=",
+            "publicToken = 'pk8Hc2LxQ0vWm4Rz7Tn1Ya5Ub'; export API_TOKEN=sk3Fg...",
+            'fn::secret: ops_eyJhbGciOi...[truncated] and token: "sha256~XXXX_YOUR_TOKEN_HERE"',
         ),
         shape="`<secret-named key> = value`",
     ),
