@@ -103,6 +103,8 @@ _KEYWORD_IN_VALUE = re.compile(r"(?i)passw|passwd|secret|token|api[_-]?key|apike
 _PASS_FAMILY = re.compile(r"(?i)pass|pwd")
 _PATHLIKE = re.compile(r"(?:/|\./|\.\./|~/|[A-Za-z]:\\|\\\\)")
 _QUOTES = ('"', "'", "`")
+# A secret's name and value as two quoted arguments: `("API_TOKEN", "`.
+_ARGUMENT_PAIR = re.compile(r"[\"'],[ \t]*\\?[\"']$")
 # A key that names a published value: `publicToken`, `publishable_token`.
 _PUBLIC_NAME = re.compile(r"(?i)publi(?:c|shable)[_.-]?token")
 # Anti-forgery tokens are per-session form values, not credentials (`csrf-token=`, `_xsrf`).
@@ -186,6 +188,11 @@ def _reject_assigned_value(secret: str, before: str, after: str) -> bool:
     # `publicToken = "..."`, `publishable_token`: made to be published, not a secret.
     if _PUBLIC_NAME.search(before) is not None:
         return True
+    # `getenv("API_TOKEN", "...")`: a default or a property value, kept when it looks issued.
+    if _ARGUMENT_PAIR.search(before) is not None:
+        mixed = any(c.isupper() for c in secret) and any(c.islower() for c in secret)
+        issued = _random_value(secret) or (len(secret) >= 8 and mixed)
+        return not issued or _KEYWORD_IN_VALUE.search(secret) is not None
     if before.endswith(_QUOTES) and after.startswith(_QUOTES):
         if len(secret) < 3:
             return True
@@ -274,9 +281,9 @@ _TYPE_HINT = r":[ \t]{0,4}[A-Za-z_][A-Za-z0-9_.]{0,30}(?:\[[A-Za-z0-9_., |]{0,40
 # Go's `var password string = "..."`: a type name between the key and `=`.
 _GO_TYPE = r"[ \t]{1,4}\*?[A-Za-z_][A-Za-z0-9_.]{0,30}[ \t]{1,4}="
 # On the key's line only (an empty value never takes the next line's text); Makefile `?=`,
-# `::=` and `:::=`, Go `:=`, Ruby/PHP `=>`, R `<-`.
+# `::=` and `:::=`, Go `:=`, PHP `.=`, Ruby/PHP `=>`, R `<-`.
 _ASSIGN = (
-    rf"{_KEY_CLOSE}[ \t]{{0,8}}(?:{_TYPE_HINT}|{_GO_TYPE}|=>|:::=|::=|:=|\?=|={{1,3}}|:|<-)"
+    rf"{_KEY_CLOSE}[ \t]{{0,8}}(?:{_TYPE_HINT}|{_GO_TYPE}|=>|:::=|::=|:=|\?=|\.=|={{1,3}}|:|<-)"
     rf"[ \t]{{0,8}}"
 )
 
@@ -319,7 +326,7 @@ _SECRET_KEYWORD = (
 )
 _ASSIGN_TRIGGER = (
     r"(?i:pass|pwd|secret|token|credential|credentials|key|passphrase|passwd|password)"
-    r"(?:\\?[\"'`]\]?)?[ \t]*(?:[A-Za-z_*][A-Za-z0-9_.]*[ \t]+)?\??(?:[:=]|<-)"
+    r"(?:\\?[\"'`]\]?)?[ \t]*(?:[A-Za-z_*][A-Za-z0-9_.]*[ \t]+)?\??\.?(?:[:=]|<-)"
 )
 # An unquoted value runs to whitespace or punctuation that ends it; a final "." or ":" is the
 # sentence's, not the value's.
@@ -1208,20 +1215,28 @@ GENERIC_RULES: tuple[LeakRule, ...] = (
         # The optional `://user` start lets `reject` see a URL's userinfo (url-credentials'), and
         # the optional `csrf`/`public` start a name that is no secret's (`publicToken`).
         rf"(?:://[A-Za-z0-9._~%+-]{{0,64}}?)?(?:(?i:[cx]srf|publi(?:c|shable))[-_.]?)?{_SECRET_KEYWORD}{_ASSIGN}(?:{_quoted(1)}|{_BARE_VALUE})"
-        rf"|{_SECRET_KEYWORD}>(?P<secret5>[^<\s]+)</"
-        rf"|--{_FLAGS}(?:=|[ \t]{{1,4}})(?P<secret6>[^\s\"'`]+)",
-        rf"{_ASSIGN_TRIGGER}|{_SECRET_KEYWORD}>|--{_FLAGS}",
+        # <password>value</password>, also with the value on a line of its own.
+        rf"|{_SECRET_KEYWORD}>(?:[ \t]*\r?\n)?[ \t]*(?P<secret5>[^<\s]+)[ \t]*(?:\r?\n[ \t]*)?</"
+        rf"|--{_FLAGS}(?:=|[ \t]{{1,4}})(?P<secret6>[^\s\"'`]+)"
+        # A name and its value as two quoted arguments: `setProperty("API_TOKEN", "...")`.
+        rf"|{_SECRET_KEYWORD}\\?[\"'][ \t]{{0,4}},[ \t]{{0,4}}\\?[\"']"
+        rf"(?P<secret7>[^\"'\s\\]{{8,256}})\\?[\"']",
+        rf"{_ASSIGN_TRIGGER}|{_SECRET_KEYWORD}>|--{_FLAGS}|{_SECRET_KEYWORD}\\?[\"'][ \t]*,",
         _reject_assigned_value,
         family="generic",
         context=True,
         examples=(
             f'password = "{_fake(_B62, 14, "pa1")}"',
             f"DB_PASSWORD ?= {_fake(_B62, 12, 'pa2')}",
+            f'System.setProperty("API_TOKEN", "{_fake(_B62, 20, "pa3")}");',
+            f"<apiToken>\n    {_fake(_B62, 24, 'pa4')}\n</apiToken>",
+            f'$dbPassword .= "{_fake(_B62, 14, "pa5")}";',
         ),
         near_misses=(
             'password = os.getenv("DB_PASSWORD") and token = process.env.TOKEN',
             "GITHUB_API_KEY=\nDYNATRACE_API_KEY=",
             "publicToken = 'pk8Hc2LxQ0vWm4Rz7Tn1Ya5Ub'; export API_TOKEN=sk3Fg...",
+            'label("password", "Password"); os.getenv("API_TOKEN", "changeme")',
             'fn::secret: ops_eyJhbGciOi...[truncated] and token: "sha256~XXXX_YOUR_TOKEN_HERE"',
         ),
         shape="`<secret-named key> = value`",

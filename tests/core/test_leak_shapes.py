@@ -147,3 +147,22 @@ def test_pem_armour_without_a_key_is_left() -> None:
     key = "\n".join(fake(B62 + "+/", 64, 24 + i) for i in range(2))
     pem = f"-----BEGIN EC PRIVATE KEY-----\n{key}\n-----END EC PRIVATE KEY-----"
     assert masked(pem) == {"pem-private-key": 1}
+
+
+def test_assignments_in_more_languages() -> None:
+    value = fake(B62, 18, 30) + "7"
+    for text in (
+        f'System.setProperty("SERVICE_TOKEN", "{value}");',
+        f'cfg.get("db_password", "{value}")',
+        f"<serviceToken>\n    {value}\n</serviceToken>",
+        f'$apiToken .= "{value}";',
+    ):
+        out, counts = MASKER.mask_text(text)
+        assert value not in out and counts == {"password-assignment": 1}, text
+    for text in (
+        'label("password", "Password")',
+        'os.getenv("API_TOKEN", "changeme")',
+        'getConfig("db_password", "defaultPassword")',
+        "<password>\n\n</password>",
+    ):
+        assert masked(text) == {}, text
