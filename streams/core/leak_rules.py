@@ -375,6 +375,25 @@ _BASE64_RUN = re.compile(r"[A-Za-z0-9+/=]+")
 _PEM_MIN_BODY: Final = 40
 
 
+def _jwt_base64(seed: str) -> str:
+    """A synthetic JWT (random header, claims and signature) written in base64 again."""
+    token = f"eyJ{_fake(_URL, 30, seed + 'h')}.eyJ{_fake(_URL, 60, seed + 'c')}."
+    return base64.b64encode((token + _fake(_URL, 43, seed + "s")).encode()).decode()
+
+
+def _reject_not_jwt_base64(secret: str, _before: str, _after: str) -> bool:
+    """Keep only what decodes to a three-part JWT (header, claims, signature)."""
+    text = secret.replace("-", "+").replace("_", "/")
+    try:
+        raw = base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+    except ValueError:
+        return True
+    return _JWT_TEXT.match(raw.decode("latin-1")) is None
+
+
+_JWT_TEXT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.ey[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}")
+
+
 def _reject_docker_auth(secret: str, _before: str, _after: str) -> bool:
     """A docker config `auth` is base64 of `user:password`; anything else is not one."""
     try:
@@ -1087,6 +1106,23 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
             "eyJ.ey.sig",
         ),
         shape="`eyJ` + base64url `.` `ey` + base64url `.` signature",
+    ),
+    # A JWT written in base64 once more (Kubernetes data, env files): `eyJ` encodes as `ZXlK`.
+    LeakRule(
+        "jwt-base64",
+        r"(?:^|[^A-Za-z0-9+/_-])(?P<secret>ZXlK[A-Za-z0-9+/_-]{40,}={0,2})(?:[^A-Za-z0-9+/=_-]|$)",
+        r"ZXlK",
+        _reject_not_jwt_base64,
+        family="generic",
+        examples=(
+            "token: " + _jwt_base64("jb1"),
+            "SESSION=" + _jwt_base64("jb2").rstrip("="),
+        ),
+        near_misses=(
+            "ZXlKaGJHY2lPaUpJVXpJMU5pSjkuZXlKemRXSWlPaUl4TWpNME5UWTNPRGt3SW4w: no signature",
+            "ZXlK" + _fake(_B64, 60, "jb3"),
+        ),
+        shape="base64 of `eyJ...` `.` `ey...` `.` signature",
     ),
     # PEM private keys (RFC 7468 §10-11, OpenSSH, PGP armour): the whole block.
     LeakRule(
