@@ -105,6 +105,8 @@ _PATHLIKE = re.compile(r"(?:/|\./|\.\./|~/|[A-Za-z]:\\|\\\\)")
 _QUOTES = ('"', "'", "`")
 # A secret's name and value as two quoted arguments: `("API_TOKEN", "`.
 _ARGUMENT_PAIR = re.compile(r"[\"'],[ \t]*\\?[\"']$")
+# An environment or property name followed by its own operator: `API_KEY=`, `jdbc.url=`.
+_NEXT_KEY = re.compile(r"(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:[._][a-z0-9]+)+)[=:]")
 # A key that names a published value: `publicToken`, `publishable_token`.
 _PUBLIC_NAME = re.compile(r"(?i)publi(?:c|shable)[_.-]?token")
 # Anti-forgery tokens are per-session form values, not credentials (`csrf-token=`, `_xsrf`).
@@ -184,6 +186,10 @@ def _reject_assigned_value(secret: str, before: str, after: str) -> bool:
         return True
     # `ops_eyJzaWdu...`: a value cut short in the text is shown as an example, not a secret.
     if after.startswith(("..", "…")):
+        return True
+    # `GITHUB_API_KEY= DYNATRACE_API_KEY=` (lines joined into one, as the preview does): the
+    # next key with an empty value of its own, not this key's value.
+    if _NEXT_KEY.match(secret) is not None:
         return True
     # `publicToken = "..."`, `publishable_token`: made to be published, not a secret.
     if _PUBLIC_NAME.search(before) is not None:
@@ -1271,6 +1277,7 @@ GENERIC_RULES: tuple[LeakRule, ...] = (
         near_misses=(
             'password = os.getenv("DB_PASSWORD") and token = process.env.TOKEN',
             "GITHUB_API_KEY=\nDYNATRACE_API_KEY=",
+            "SENTRY_AUTH_TOKEN= SENTRY_ORG=acme db.password= db.url=jdbc:h2:mem",
             "publicToken = 'pk8Hc2LxQ0vWm4Rz7Tn1Ya5Ub'; export API_TOKEN=sk3Fg...",
             'label("password", "Password"); os.getenv("API_TOKEN", "changeme")',
             'fn::secret: ops_eyJhbGciOi...[truncated] and token: "sha256~XXXX_YOUR_TOKEN_HERE"',

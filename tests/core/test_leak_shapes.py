@@ -11,6 +11,7 @@ import string
 
 import pytest
 
+from schemas.preview import preview
 from streams.core.leak_rules import looks_fake
 from streams.core.leaks import Masker
 
@@ -166,3 +167,16 @@ def test_assignments_in_more_languages() -> None:
         "<password>\n\n</password>",
     ):
         assert masked(text) == {}, text
+
+
+def test_the_preview_joins_lines_without_making_a_key_a_value() -> None:
+    """The one-line preview turns `KEY=\\nNEXT=` into `KEY= NEXT=`: still two keys."""
+
+    def mask(text: str) -> str:
+        return MASKER.mask_text(text)[0]
+
+    empty = "GITHUB_API_KEY=\nDYNATRACE_API_KEY=\nsnowflake.password=\njdbc.url=jdbc:h2:mem"
+    assert preview(empty, mask) == " ".join(empty.split())
+    secret = fake(B62, 20, 31)
+    line = preview(f"API_KEY=\nDB_PASSWORD={secret}\nLOG_LEVEL=debug", mask)
+    assert line == "API_KEY= DB_PASSWORD=[REDACTED:password-assignment] LOG_LEVEL=debug"
