@@ -550,6 +550,9 @@ KEYED_RULES: Final[tuple[LeakRule, ...]] = (
     keyed("snowflake-password", "database", ["snowflake"], R("url", 16, 64),
           key="SNOWFLAKE_PWD"),
     keyed("algolia-api-key", "productivity", ["algolia"], R("hex", 32), key="ALGOLIA_API_KEY"),
+    # Airtable's legacy API keys: `key` + 14 base62, read beside the vendor's name.
+    keyed("airtable-api-key", "productivity", ["airtable"], "key", R("b62", 14),
+          key="AIRTABLE_API_KEY"),
     keyed("asana-client-secret", "productivity", ["asana"], R("lower", 32),
           key="ASANA_CLIENT_SECRET"),
     keyed("contentful-delivery-token", "productivity", ["contentful"], R("url", 43),
