@@ -227,7 +227,7 @@ def _reject_assigned_value(secret: str, before: str, after: str) -> bool:
         or secret.lower() in _CODE_WORDS
         or secret.startswith(("-", "!", "&", "*"))
         or (prose_like and _looks_like_word(secret))
-        # `token: config.api_token` reads a value; `token: s.ZC9Ecf4M5g9o34Q6RkzGsj0z` is one.
+        # `token: config.api_token` reads a value; `token: s.Q7vLm2Xp9RtK4wNb8ZcYh3Df` is one.
         or (_DOTTED_NAME.fullmatch(secret) is not None and not _random_segment(secret))
         or _TYPE_NAME.fullmatch(secret) is not None
         or _PATHLIKE.match(secret) is not None

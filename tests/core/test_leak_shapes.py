@@ -175,7 +175,7 @@ def test_the_preview_joins_lines_without_making_a_key_a_value() -> None:
     def mask(text: str) -> str:
         return MASKER.mask_text(text)[0]
 
-    empty = "GITHUB_API_KEY=\nDYNATRACE_API_KEY=\nsnowflake.password=\njdbc.url=jdbc:h2:mem"
+    empty = "GITHUB_API_KEY=\nDYNATRACE_API_KEY=\nmail.password=\nmail.host=smtp.example.com"
     assert preview(empty, mask) == " ".join(empty.split())
     secret = fake(B62, 20, 31)
     line = preview(f"API_KEY=\nDB_PASSWORD={secret}\nLOG_LEVEL=debug", mask)
