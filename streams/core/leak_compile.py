@@ -41,6 +41,9 @@ _MAX_PATTERN_CHARS = 4096
 _RULE_MEM = 8 << 20
 _PREFILTER_MEM = 64 << 20
 
+# A rejected secret of at most this many bytes is searched again for a match inside it (each
+# byte is searched again at most this often, which keeps the scan linear).
+_RESCAN: Final = 256
 # Spans of every group of the next match at or after a byte offset, or None.
 Search = Callable[[bytes, int], Sequence[tuple[int, int]] | None]
 # (start, end, priority, rule id) of a span to mask, in bytes of the searched data.
@@ -75,7 +78,8 @@ class CompiledRule:
     def spans(self, priority: int, data: bytes) -> Iterator[Candidate]:
         """This rule's spans to mask. The next search resumes where the secret ended, not where
         the match did, so context a match consumed after its secret (the `;` of `Pwd=a;`) can
-        start the next match. Each resumption is past the previous secret: linear overall."""
+        start the next match; after a rejected short secret, where that secret began. Each
+        resumption is past the previous match's start: linear overall."""
         pos, end = 0, len(data)
         search = self.search
         while pos <= end:
@@ -95,6 +99,10 @@ class CompiledRule:
             if self.reject is not None and self.reject(
                 _text(data, s, e), _text(data, ms, s), _text(data, e, me)
             ):
+                # A rejected value may hold the next match (`KEY= DB_PASSWORD=...`: the next
+                # key, not this one's value): search it again, when short, from its start.
+                if e - s <= _RESCAN:
+                    pos = max(s, ms + 1)
                 continue
             if self.parts is not None and data[s:e].isascii():
                 for ps, pe in self.parts(data[s:e].decode("ascii")):

@@ -34,9 +34,13 @@ How the rules behave:
 
 - **Whole tokens.** A rule matches a whole token or nothing: it never starts right after, or
   ends right before, a character that would continue the token (`photo-xoxo-indieweb-1.jpg` is
-  a word of a URL, `AIza...Tail` is a longer token). The masked span is the whole value.
+  a word of a URL, `AIza...Tail` is a longer token, `box.ico-...png` a file name). The masked
+  span is the whole value.
 - **Context stays on its line.** `password = ...` and the vendor-keyed rules read the value on
-  the key's own line; an empty value masks nothing.
+  the key's own line (an XML value may stand on a line of its own between its tags); an empty
+  value masks nothing, and `KEY= NEXT_KEY=` is two keys. A vendor's name counts as written in
+  code (`sumo`, `Sumo`, `SUMO`, not `sumOf`). A `curl` command may go on over
+  backslash-continued lines; a Kubernetes `data:` block takes its block scalars (`key: |`).
 - **Once known, masked everywhere.** A value found by its context (an assignment, a header, a
   connection string, a pair such as `curl -u user:pass`, a `{"password": ...}` key) is masked
   wherever else it stands in the same record, in every string and every decoded view, as a
@@ -45,9 +49,13 @@ How the rules behave:
   `Authorization: Basic`, a Kubernetes `Secret`'s `data:` values, a docker config `auth`,
   Vault's `secret_id`) only the secret part is masked.
 - **No collateral damage.** Placeholders stay (one repeated character, `EXAMPLE`, `xxxx`,
-  `<...>`, `${VAR}`, `PUT_..._HERE`, `os.getenv(...)`), and so do names of secrets
-  (`key: api-key`, `secretKeyRef`), package coordinates (`io.jsonwebtoken:jjwt-jackson-0.11.2`),
-  version ranges and anti-forgery (`csrf-token`) values.
+  `####`, `<...>`, `${VAR}`, `PUT_..._HERE`, `os.getenv(...)`), and so do values typed by
+  hand rather than issued (one character in most places, `123123...`, runs of one character
+  with little entropy), values cut short (`ops_eyJ...`), a PEM armour with no key in it,
+  names of secrets (`key: api-key`, `secretKeyRef`), published tokens (`publicToken`), the
+  words of examples (`curl -u username:password`), package coordinates
+  (`io.jsonwebtoken:jjwt-jackson-0.11.2`), version ranges and anti-forgery (`csrf-token`)
+  values.
 - **Cost flat in the rule count.** One RE2 pass of every rule's trigger (its prefix and the
   start of its body, or its keyword and an assignment) tells whether a string needs any rule;
   an RE2 set pass picks the rules to run. A clean string costs that one pass.

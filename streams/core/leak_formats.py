@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from streams.core.leak_rules import LeakRule, Reject, is_placeholder
+from streams.core.leak_rules import LeakRule, Reject, is_placeholder, looks_fake
 
 __all__ = ["FORMAT_RULES", "KEYED_RULES", "TOKEN_RULES", "Run", "keyed", "token"]
 
@@ -45,15 +45,15 @@ ALPHABETS: Final[dict[str, tuple[str, str]]] = {
 # Characters that continue a token: a match may not start right after one or end right
 # before one (`photo-xoxb-...-1.jpg` is a path word, `ghp_...Z` a longer token).
 _WORD: Final = r"A-Za-z0-9_\-"
-_LEFT: Final = rf"(?:^|[^{_WORD}])"
+# Nor after a dot: `video_box.ico-7a38...png` is a file name, not an Infracost key.
+_LEFT: Final = rf"(?:^|[^{_WORD}.])"
 # A value may be quoted, also with escaped quotes inside JSON.
 _QUOTE: Final = r"""(?:\\?["'`])?"""
-# Assignment operators of code and config, on one line: = == := ::= ?= => : (YAML, JSON).
-_OP: Final = r"(?:::=|:=|\?=|=>|={1,2}|:)"
+# Assignment operators of code and config, on one line: = == := ::= :::= ?= => : (YAML, JSON).
+_OP: Final = r"(?::::=|::=|:=|\?=|=>|={1,2}|:)"
 _KEY_TAIL: Final = r"[A-Za-z0-9_.-]{0,24}"
 # A documented stand-in is no credential (`EXAMPLE`, `xxxxx`); neither is a body of one
 # character repeated (`ghp_000...0`). Runs alone are no sign: base64 of zero bytes is `AAAA`.
-_STAND_IN: Final = re.compile(r"EXAMPLE|example|[xX*]{5,}|PLACEHOLDER|YOUR_|_HERE", re.ASCII)
 
 
 _UNROLL: Final = 128
@@ -161,7 +161,7 @@ def _stand_in(parts: Sequence[Part]) -> str:
 
 
 def _reject_stand_in(secret: str, _before: str, _after: str) -> bool:
-    return _STAND_IN.search(secret) is not None or len(set(secret)) == 1 or is_placeholder(secret)
+    return looks_fake(secret) or len(set(secret)) == 1 or is_placeholder(secret)
 
 
 def _stand_in_after(prefixes: Sequence[str]) -> Reject:
@@ -231,6 +231,8 @@ def keyed(
     The keyword must start a word (`globalKey` is not `lob`), the name runs on for at most 24
     characters, the operator and value stay on the key's line; `key` is an example name."""
     kw = "|".join(re.escape(k) for k in keywords)
+    # As a name is written: `sumo`, `Sumo` or `SUMO`, not `sumOfValues`.
+    cased = "|".join(sorted({re.escape(v) for k in keywords for v in _spellings(k)}))
     literals = [p for p in parts if isinstance(p, str) and len(p) >= 4]
 
     def reject(secret: str, before: str, after: str) -> bool:
@@ -241,7 +243,7 @@ def keyed(
         return _reject_stand_in(bare, before, after) or is_placeholder(secret)
 
     pattern = (
-        rf"(?:^|[^a-z])(?i:{kw}){_KEY_TAIL}{_QUOTE}[ \t]{{0,4}}{_OP}[ \t]{{0,4}}{_QUOTE}"
+        rf"(?:^|[^a-z])(?:{cased}){_KEY_TAIL}{_QUOTE}[ \t]{{0,4}}{_OP}[ \t]{{0,4}}{_QUOTE}"
         rf"(?P<secret>{_regex(parts)}){_right(parts)}"
     )
     rng = random.Random(rule_id)
@@ -268,6 +270,11 @@ def keyed(
     )
 
 
+def _spellings(keyword: str) -> tuple[str, str, str]:
+    """A vendor name in code: lower case, capitalised, or upper case."""
+    return keyword.lower(), keyword[:1].upper() + keyword[1:].lower(), keyword.upper()
+
+
 R = Run
 UUID: Final = (R("hex", 8), "-", R("hex", 4), "-", R("hex", 4), "-", R("hex", 4), "-", R("hex", 12))
 UUID_UPPER: Final = (
@@ -280,6 +287,18 @@ UUID_UPPER: Final = (
     R("HEX", 4),
     "-",
     R("HEX", 12),
+)
+# Next to the vendor's name a UUID may be written in either case (`12345678-ABCD-...`).
+UUID_ANY_CASE: Final = (
+    R("Hex", 8),
+    "-",
+    R("Hex", 4),
+    "-",
+    R("Hex", 4),
+    "-",
+    R("Hex", 4),
+    "-",
+    R("Hex", 12),
 )
 # A GitLab token's optional routing suffix (`.01.<crc>`).
 _GITLAB_TAIL: Final = r"(?:\.[A-Za-z0-9_-]{1,64}){0,3}"
@@ -304,6 +323,8 @@ TOKEN_RULES: Final[tuple[LeakRule, ...]] = (
     token("heroku-api-key-v2", "cloud", ["HRKU-AA"], R("url", 58)),
     token("openshift-user-token", "cloud", ["sha256~"], R("url", 43)),
     token("infracost-api-token", "cloud", ["ico-"], R("b62", 32)),
+    token("castai-api-key", "cloud", ["castai_v1_"], R("b62", 64), "_", R("b62", 8)),
+    token("defined-networking-api-token", "cloud", ["dnkey-"], R("url", 26), "-", R("url", 52)),
     token("scalingo-api-token", "cloud", ["tk-us-"], R("url", 48)),
     token("fly-io-token", "cloud", ["fo1_"], R("url", 43)),
     token("netlify-pat", "cloud", ["nfp_"], R("b62", 36)),
@@ -394,8 +415,8 @@ TOKEN_RULES: Final[tuple[LeakRule, ...]] = (
     token("slack-legacy-token", "chat", ["xoxo-", "xoxs-"], R("digits", 1, 16), "-",
           R("digits", 1, 16), "-", R("digits", 1, 16), "-", R("Hex", 10, 64)),
     token("slack-workspace-token", "chat", ["xoxa-2-", "xoxr-2-"], R("b62", 8, 48)),
-    token("slack-config-token", "chat", ["xoxe.xoxb-1-", "xoxe.xoxp-1-"], R("upper", 163, 166)),
-    token("slack-refresh-token", "chat", ["xoxe-1-"], R("upper", 146)),
+    token("slack-config-token", "chat", ["xoxe.xoxb-1-", "xoxe.xoxp-1-"], R("b62", 163, 166)),
+    token("slack-refresh-token", "chat", ["xoxe-1-"], R("b62", 146)),
     token("slack-app-token", "chat", ["xapp-1-"], R("upper", 9, 12), "-", R("digits", 10, 16),
           "-", R("hex", 64)),
     token("sendinblue-api-key", "email", ["xkeysib-"], R("hex", 64), "-", R("b62", 16)),
@@ -441,6 +462,7 @@ TOKEN_RULES: Final[tuple[LeakRule, ...]] = (
     token("mapbox-secret-token", "productivity", ["sk.eyJ1Ijoi"], R("url", 40, 120), ".",
           R("url", 22)),
     token("frameio-api-token", "productivity", ["fio-u-"], R("url", 64)),
+    token("chieftools-token", "productivity", ["ctp_", "cto_", "ctr_"], R("b62", 30, 248)),
     # --- Databases ------------------------------------------------------------------------------
     token("planetscale-token", "database", ["pscale_tkn_", "pscale_oauth_"], R("url", 32, 64)),
     token("planetscale-password", "database", ["pscale_pw_"], R("url", 32, 64)),
@@ -487,8 +509,11 @@ KEYED_RULES: Final[tuple[LeakRule, ...]] = (
           key="PAGERDUTY_TOKEN"),
     keyed("launchdarkly-access-token", "observability", ["launchdarkly"], R("url", 40),
           key="LAUNCHDARKLY_ACCESS_TOKEN"),
-    keyed("snyk-api-token", "ci-cd", ["snyk"], *UUID, key="SNYK_TOKEN"),
-    keyed("sonar-login-token", "ci-cd", ["sonar"], R("url", 40), key="SONAR_LOGIN"),
+    keyed("snyk-api-token", "ci-cd", ["snyk"], *UUID_ANY_CASE, key="SNYK_TOKEN"),
+    # A SonarQube token, also with its `squ_`/`sqp_`/`sqa_` prefix.
+    keyed("sonar-login-token", "ci-cd", ["sonar"], R("url", 40, 44), key="SONAR_LOGIN"),
+    keyed("sourcegraph-access-token", "vcs", ["sourcegraph"], R("Hex", 40),
+          key="SOURCEGRAPH_TOKEN"),
     keyed("codecov-token", "ci-cd", ["codecov"], R("lower", 32), key="CODECOV_TOKEN"),
     keyed("travis-ci-token", "ci-cd", ["travis"], R("b62", 22), key="TRAVIS_TOKEN"),
     keyed("drone-ci-token", "ci-cd", ["droneci", "drone_token", "drone-token"], R("b62", 32),
@@ -510,7 +535,7 @@ KEYED_RULES: Final[tuple[LeakRule, ...]] = (
           key="CLOUDFLARE_API_TOKEN"),
     keyed("cloudflare-global-api-key", "cloud", ["cloudflare", "cf_api"], R("hex", 37),
           key="CLOUDFLARE_GLOBAL_KEY"),
-    keyed("heroku-api-key", "cloud", ["heroku"], *UUID, key="HEROKU_API_KEY"),
+    keyed("heroku-api-key", "cloud", ["heroku"], *UUID_ANY_CASE, key="HEROKU_API_KEY"),
     keyed("netlify-token", "cloud", ["netlify"], R("url", 40, 46), key="NETLIFY_AUTH_TOKEN"),
     keyed("linode-token", "cloud", ["linode"], R("hex", 64), key="LINODE_TOKEN"),
     keyed("vultr-api-key", "cloud", ["vultr"], R("upper", 36), key="VULTR_API_KEY"),
@@ -525,6 +550,9 @@ KEYED_RULES: Final[tuple[LeakRule, ...]] = (
     keyed("snowflake-password", "database", ["snowflake"], R("url", 16, 64),
           key="SNOWFLAKE_PWD"),
     keyed("algolia-api-key", "productivity", ["algolia"], R("hex", 32), key="ALGOLIA_API_KEY"),
+    # Airtable's legacy API keys: `key` + 14 base62, read beside the vendor's name.
+    keyed("airtable-api-key", "productivity", ["airtable"], "key", R("b62", 14),
+          key="AIRTABLE_API_KEY"),
     keyed("asana-client-secret", "productivity", ["asana"], R("lower", 32),
           key="ASANA_CLIENT_SECRET"),
     keyed("contentful-delivery-token", "productivity", ["contentful"], R("url", 43),

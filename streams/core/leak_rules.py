@@ -16,9 +16,11 @@ Triggers use no counted repetition, which keeps that one combined DFA small and 
 from __future__ import annotations
 
 import base64
+import math
 import random
 import re
 import string
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
@@ -101,6 +103,12 @@ _KEYWORD_IN_VALUE = re.compile(r"(?i)passw|passwd|secret|token|api[_-]?key|apike
 _PASS_FAMILY = re.compile(r"(?i)pass|pwd")
 _PATHLIKE = re.compile(r"(?:/|\./|\.\./|~/|[A-Za-z]:\\|\\\\)")
 _QUOTES = ('"', "'", "`")
+# A secret's name and value as two quoted arguments: `("API_TOKEN", "`.
+_ARGUMENT_PAIR = re.compile(r"[\"'],[ \t]*\\?[\"']$")
+# An environment or property name followed by its own operator: `API_KEY=`, `jdbc.url=`.
+_NEXT_KEY = re.compile(r"(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:[._][a-z0-9]+)+)[=:]")
+# A key that names a published value: `publicToken`, `publishable_token`.
+_PUBLIC_NAME = re.compile(r"(?i)publi(?:c|shable)[_.-]?token")
 # Anti-forgery tokens are per-session form values, not credentials (`csrf-token=`, `_xsrf`).
 _CSRF = re.compile(r"(?i)[cx]srf")
 # A Maven/Gradle/npm coordinate after `group:` (artifact-version, or artifact:version).
@@ -124,6 +132,45 @@ def is_placeholder(value: str) -> bool:
     return decoded != v and _stands_for_a_secret(decoded.strip())
 
 
+# A documented stand-in is no credential (`EXAMPLE`, `xxxxx`, `PUT_YOUR_TOKEN_HERE`).
+STAND_IN: Final = re.compile(r"EXAMPLE|example|[xX*#]{5,}|PLACEHOLDER|YOUR_|_HERE", re.ASCII)
+
+
+def looks_fake(value: str) -> bool:
+    """A value too regular to be random: a stand-in word, or (12+ characters) one character in
+    most places or three digits over and over, or (32+) runs of one character and little
+    entropy per character.
+    Issued credentials are random; `glc_1111...`, `12312312...`, `sgp_5555555dAAAAA...` are not."""
+    if STAND_IN.search(value) is not None:
+        return True
+    n = len(value)
+    if n < 12:
+        return False
+    counts = Counter(value)
+    if max(counts.values()) * 5 >= n * 3 or (len(counts) <= 3 and value.isdigit()):
+        return True
+    return (
+        n >= 32
+        and _RUN_OF_FIVE.search(value) is not None
+        and _entropy(counts, n) < _MIN_BITS_PER_CHAR
+    )
+
+
+# Random hex of 32+ characters carries about 3 bits per character or more (2.99 at the least
+# in 2,000 draws); a value under 2.7 bits with a character typed five times in a row
+# (`5555555dAAAAA7777777...`) is written by hand.
+_MIN_BITS_PER_CHAR: Final = 2.7
+_RUN_OF_FIVE = re.compile(r"(.)\1{4}")
+
+
+def _entropy(counts: Counter[str], n: int) -> float:
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def _reject_fake(secret: str, _before: str, _after: str) -> bool:
+    return is_placeholder(secret) or looks_fake(secret)
+
+
 def _looks_like_word(value: str) -> bool:
     """Letters only and short: after `key:` in prose this is a word, not a secret."""
     return len(value) < 16 and value.isalpha()
@@ -135,8 +182,23 @@ def _reject_url_password(secret: str, _before: str, _after: str) -> bool:
 
 def _reject_assigned_value(secret: str, before: str, after: str) -> bool:
     """Keep literals in assignments; drop placeholders, code that reads the secret, type hints."""
-    if is_placeholder(secret) or before.startswith("://"):
+    if is_placeholder(secret) or looks_fake(secret) or before.startswith("://"):
         return True
+    # `ops_eyJzaWdu...`: a value cut short in the text is shown as an example, not a secret.
+    if after.startswith(("..", "…")):
+        return True
+    # `GITHUB_API_KEY= DYNATRACE_API_KEY=` (lines joined into one, as the preview does): the
+    # next key with an empty value of its own, not this key's value.
+    if _NEXT_KEY.match(secret) is not None:
+        return True
+    # `publicToken = "..."`, `publishable_token`: made to be published, not a secret.
+    if _PUBLIC_NAME.search(before) is not None:
+        return True
+    # `getenv("API_TOKEN", "...")`: a default or a property value, kept when it looks issued.
+    if _ARGUMENT_PAIR.search(before) is not None:
+        mixed = any(c.isupper() for c in secret) and any(c.islower() for c in secret)
+        issued = _random_value(secret) or (len(secret) >= 8 and mixed)
+        return not issued or _KEYWORD_IN_VALUE.search(secret) is not None
     if before.endswith(_QUOTES) and after.startswith(_QUOTES):
         if len(secret) < 3:
             return True
@@ -165,7 +227,8 @@ def _reject_assigned_value(secret: str, before: str, after: str) -> bool:
         or secret.lower() in _CODE_WORDS
         or secret.startswith(("-", "!", "&", "*"))
         or (prose_like and _looks_like_word(secret))
-        or _DOTTED_NAME.fullmatch(secret) is not None
+        # `token: config.api_token` reads a value; `token: s.Q7vLm2Xp9RtK4wNb8ZcYh3Df` is one.
+        or (_DOTTED_NAME.fullmatch(secret) is not None and not _random_segment(secret))
         or _TYPE_NAME.fullmatch(secret) is not None
         or _PATHLIKE.match(secret) is not None
         # `api_key=api_key`, `token=GITHUB_TOKEN`: a variable passed on, not a literal.
@@ -177,12 +240,38 @@ def _reject_assigned_value(secret: str, before: str, after: str) -> bool:
     )
 
 
+def _random_segment(value: str) -> bool:
+    """A dotted name with a part no one would type: 16+ characters mixing digits and cases."""
+    return any(
+        len(part) >= 16
+        and any(c.isdigit() for c in part)
+        and any(c.isupper() for c in part)
+        and any(c.islower() for c in part)
+        for part in re.split(r"[.:>-]+", value)
+    )
+
+
 def _reject_connection_password(secret: str, _before: str, _after: str) -> bool:
-    return is_placeholder(secret)
+    return is_placeholder(secret) or looks_fake(secret)
 
 
 def _reject_header(secret: str, _before: str, _after: str) -> bool:
-    return is_placeholder(secret) or len(secret) < 8
+    return is_placeholder(secret) or len(secret) < 8 or looks_fake(secret)
+
+
+def _reject_auth_header(secret: str, before: str, after: str) -> bool:
+    if _SCHEME_BEFORE.search(before) is not None:
+        return _reject_header(secret, before, after)
+    return _reject_bare_header(secret, before, after)
+
+
+_SCHEME_BEFORE = re.compile(r"(?i)(?:bearer|basic|token|digest|apikey|ssws)[ \t]+$")
+
+
+def _reject_bare_header(secret: str, before: str, after: str) -> bool:
+    """`Authorization: <value>` without a scheme word: only a value with a digit in it (a word
+    or a sentence after the colon is prose, `Bearer` alone a scheme with its token elsewhere)."""
+    return _reject_header(secret, before, after) or not any(c.isdigit() for c in secret)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -197,10 +286,11 @@ _KEY_CLOSE = r"(?:\\?[\"'`]\]?)?"
 _TYPE_HINT = r":[ \t]{0,4}[A-Za-z_][A-Za-z0-9_.]{0,30}(?:\[[A-Za-z0-9_., |]{0,40}\])?\??[ \t]{0,4}="
 # Go's `var password string = "..."`: a type name between the key and `=`.
 _GO_TYPE = r"[ \t]{1,4}\*?[A-Za-z_][A-Za-z0-9_.]{0,30}[ \t]{1,4}="
-# On the key's line only (an empty value never takes the next line's text); Makefile `?=` and
-# `::=`, Go `:=`, Ruby/PHP `=>`, R `<-`.
+# On the key's line only (an empty value never takes the next line's text); Makefile `?=`,
+# `::=` and `:::=`, Go `:=`, PHP `.=`, Ruby/PHP `=>`, R `<-`.
 _ASSIGN = (
-    rf"{_KEY_CLOSE}[ \t]{{0,8}}(?:{_TYPE_HINT}|{_GO_TYPE}|=>|::=|:=|\?=|={{1,3}}|:|<-)[ \t]{{0,8}}"
+    rf"{_KEY_CLOSE}[ \t]{{0,8}}(?:{_TYPE_HINT}|{_GO_TYPE}|=>|:::=|::=|:=|\?=|\.=|={{1,3}}|:|<-)"
+    rf"[ \t]{{0,8}}"
 )
 
 
@@ -242,13 +332,14 @@ _SECRET_KEYWORD = (
 )
 _ASSIGN_TRIGGER = (
     r"(?i:pass|pwd|secret|token|credential|credentials|key|passphrase|passwd|password)"
-    r"(?:\\?[\"'`]\]?)?[ \t]*(?:[A-Za-z_*][A-Za-z0-9_.]*[ \t]+)?\??(?:[:=]|<-)"
+    r"(?:\\?[\"'`]\]?)?[ \t]*(?:[A-Za-z_*][A-Za-z0-9_.]*[ \t]+)?\??\.?(?:[:=]|<-)"
 )
 # An unquoted value runs to whitespace or punctuation that ends it; a final "." or ":" is the
 # sentence's, not the value's.
 _BARE_VALUE = (
     r"(?P<secret4>[^\s\"'`,;(){}\[\]<>\\]*[^\s\"'`,;(){}\[\]<>\\.:])"
-    r"(?:[\s,;)}\]\"'`\\.:]|$)"
+    # `..` or `...` after it: the value is cut short (an example), which `reject` sees.
+    r"(?:\.\.\.?|[\s,;)}\]\"'`\\.:]|$)"
 )
 _FLAGS = r"(?i:password|passwd|token|api-key|secret|client-secret|access-token)"
 
@@ -276,6 +367,39 @@ def _pem_example(label: str, newline: str, seed: str) -> str:
     return f"-----BEGIN {label}-----{newline}{body}{newline}-----END {label}-----"
 
 
+def _reject_pem(secret: str, _before: str, _after: str) -> bool:
+    """A block whose body is too short to be a key (`anything`, nothing, `...`) or holds a
+    stand-in (`XXXX...`) is an example of the armour, not a key: a key has hundreds of base64."""
+    body = _PEM_MARKER.sub("", secret)
+    chars = "".join(_BASE64_RUN.findall(body))
+    return len(chars) < _PEM_MIN_BODY or STAND_IN.search(body) is not None
+
+
+_PEM_MARKER = re.compile(r"-----(?:BEGIN|END)[A-Z0-9 ]*-----")
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/=]+")
+# The shortest private key there is (Ed25519 in PKCS#8) has 64 base64 characters.
+_PEM_MIN_BODY: Final = 40
+
+
+def _jwt_base64(seed: str) -> str:
+    """A synthetic JWT (random header, claims and signature) written in base64 again."""
+    token = f"eyJ{_fake(_URL, 30, seed + 'h')}.eyJ{_fake(_URL, 60, seed + 'c')}."
+    return base64.b64encode((token + _fake(_URL, 43, seed + "s")).encode()).decode()
+
+
+def _reject_not_jwt_base64(secret: str, _before: str, _after: str) -> bool:
+    """Keep only what decodes to a three-part JWT (header, claims, signature)."""
+    text = secret.replace("-", "+").replace("_", "/")
+    try:
+        raw = base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+    except ValueError:
+        return True
+    return _JWT_TEXT.match(raw.decode("latin-1")) is None
+
+
+_JWT_TEXT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.ey[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}")
+
+
 def _reject_docker_auth(secret: str, _before: str, _after: str) -> bool:
     """A docker config `auth` is base64 of `user:password`; anything else is not one."""
     try:
@@ -286,15 +410,81 @@ def _reject_docker_auth(secret: str, _before: str, _after: str) -> bool:
 
 
 def _reject_pair_secret(secret: str, _before: str, _after: str) -> bool:
-    return len(secret) < 3 or is_placeholder(secret) or secret.startswith("$")
+    return (
+        len(secret) < 4
+        or is_placeholder(secret)
+        or looks_fake(secret)
+        or secret.startswith("$")
+        or secret.lower() in _WORD_PASSWORDS
+    )
+
+
+# The passwords of examples (`curl -u user:pass`, `username:password`): words, not secrets.
+_WORD_PASSWORDS: Final = frozenset(
+    {"pass", "password", "passwd", "pwd", "secret", "token", "changeme", "changeit", "test"}
+    | {"apikey", "api-key", "api_key", "mypassword"}
+)
+
+
+def _reject_curl_password(secret: str, before: str, after: str) -> bool:
+    """`_reject_pair_secret` for `curl -u`: a password in braces (`"{Zq5kVr...}"`) is judged
+    by what the braces hold, and a token standing as the user (`-u TOKEN:`) needs a digit."""
+    inner = secret[1:-1] if secret.startswith("{") and secret.endswith("}") else secret
+    if inner is not secret and not _random_value(inner):
+        inner = secret
+    if after.startswith(":") and not (
+        any(c.isdigit() for c in inner) and any(c.isalpha() for c in inner)
+    ):
+        return True
+    return _reject_pair_secret(inner, before, after)
+
+
+def _random_value(value: str) -> bool:
+    return len(value) >= 8 and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
 def _kubernetes_values(secret: str) -> list[tuple[int, int]]:
-    """The values of a Secret's `data:`/`stringData:` block: `key: value` per line."""
-    return [m.span(1) for m in _K8S_VALUE.finditer(secret) if not is_placeholder(m.group(1))]
+    """The values of a Secret's `data:`/`stringData:` block: `key: value` per line at the first
+    key's indentation, and the deeper lines of a block scalar (`key: |`). Comment lines are
+    skipped; a line indented less than the keys ends the block; placeholders stay."""
+    spans: list[tuple[int, int]] = []
+    key_indent = -1
+    in_scalar = False
+    pos = 0
+    for line in secret.splitlines(keepends=True):
+        start, pos = pos, pos + len(line)
+        body = line.lstrip(" \t")
+        content = body.rstrip("\r\n").rstrip(" \t")
+        if not content or content.startswith("#"):
+            continue
+        indent = len(line) - len(body)
+        key_indent = indent if key_indent < 0 else key_indent
+        if indent < key_indent:
+            break
+        if indent > key_indent:
+            if in_scalar:
+                spans.append((start + indent, start + indent + len(content)))
+            continue
+        m = _K8S_ENTRY.fullmatch(content)
+        if m is None:
+            break
+        value = m.group(1)
+        in_scalar = value == "" or _BLOCK_SCALAR.fullmatch(value) is not None
+        bare = value.strip("\"'")
+        if not in_scalar and bare and not is_placeholder(bare):
+            first = start + indent + m.start(1) + value.index(bare)
+            spans.append((first, first + len(bare)))
+    return spans
 
 
-_K8S_VALUE = re.compile(r"(?m)^[ \t]+[A-Za-z0-9_.-]{1,253}:[ \t]*[\"']?([^\s\"'#]{1,4096})")
+_K8S_ENTRY = re.compile(r"[A-Za-z0-9_.-]{1,253}:[ \t]*(.{0,4096})")
+_BLOCK_SCALAR = re.compile(r"[|>][-+]?[0-9]?")
+
+
+def _reject_kubernetes(secret: str, before: str, after: str) -> bool:
+    """`kind: Secret` and `data:` in two YAML documents (split by `---`) belong to neither."""
+    return "\n---" in before or "\n---" in after or "\n---" in secret
+
 
 # Specific formats that are more than a prefix and runs (see leak_formats for those).
 SPECIFIC_RULES: tuple[LeakRule, ...] = (
@@ -364,6 +554,7 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
         r"(?:^|[^A-Za-z0-9_~.-])(?P<secret>[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34})"
         r"(?:[^A-Za-z0-9_~.-]|$)",
         r"[0-9]Q~",
+        _reject_fake,
         family="cloud",
         examples=(
             f"client secret: {_fake(_B62, 3, 'ad1')}8Q~{_fake(_B62, 34, 'ad2')}",
@@ -401,6 +592,7 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
         r"(?:^|[^A-Za-z0-9_-])(?P<secret>[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,100})"
         r"(?:[^A-Za-z0-9_=-]|$)",
         r"\.atlasv1\.",
+        _reject_fake,
         family="cloud",
         examples=(
             f"token = {_fake(_B62, 14, 'tf1')}.atlasv1.{_fake(_URL, 67, 'tf2')}",
@@ -592,6 +784,7 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
         r"(?:^|[^A-Za-z0-9_-])(?P<secret>glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"
         r"|glc_[A-Za-z0-9+/]{32,400}={0,2})(?:[^A-Za-z0-9_+/=-]|$)",
         r"glsa_|glc_",
+        _reject_fake,
         family="observability",
         examples=(
             f"glsa_{_fake(_B62, 32, 'gr1')}_{_fake(_HEX, 8, 'gr2')}",
@@ -619,6 +812,7 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
         r"(?:^|[^A-Za-z0-9_-])(?P<secret>A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})"
         r"-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})(?:[^A-Za-z0-9_-]|$)",
         r"A3-",
+        _reject_fake,
         family="identity",
         examples=(
             f"secret key A3-{_fake(_UPPER, 6, 'op1')}-{_fake(_UPPER, 11, 'op2')}-"
@@ -667,25 +861,32 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
     # https://kubernetes.io/docs/concepts/configuration/secret/
     LeakRule(
         "kubernetes-secret-data",
-        r"(?i:kind:[ \t]*[\"']?Secret[\"']?)[^\x00]{0,400}?(?:\n|^)"
+        r"(?i:kind:[ \t]*[\"']?Secret[\"']?)[ \t]*\r?\n(?:[^\x00]{0,400}?\n)?"
         r"[ \t]*(?:data|stringData):[ \t]*\r?\n"
-        r"(?P<secret>(?:[ \t]+[A-Za-z0-9_.-]+:[ \t]*[^\r\n]*(?:\r?\n|$))+)"
+        r"(?P<secret>(?:[ \t]+[^\r\n]*(?:\r?\n|$)|[ \t]*#[^\r\n]*(?:\r?\n|$))+)"
         # The same with `kind: Secret` after the data (keys in another order).
         r"|(?:\n|^)[ \t]*(?:data|stringData):[ \t]*\r?\n"
-        r"(?P<secret2>(?:[ \t]+[A-Za-z0-9_.-]+:[ \t]*[^\r\n]*\r?\n)+)"
-        r"[^\x00]{0,400}?(?i:kind:[ \t]*[\"']?Secret[\"']?)",
+        r"(?P<secret2>(?:[ \t]+[^\r\n]*\r?\n|[ \t]*#[^\r\n]*\r?\n)+)"
+        r"[^\x00]{0,400}?(?i:kind:[ \t]*[\"']?Secret[\"']?)[ \t]*(?:\r?\n|$)",
         r"(?i:kind:[ \t]*[\"']?Secret)",
+        _reject_kubernetes,
         family="kubernetes-docker",
         examples=(
             "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ntype: Opaque\ndata:\n"
             f"  password: {base64.b64encode(_fake(_B62, 18, 'k1').encode()).decode()}\n",
             "kind: Secret\nmetadata:\n  name: api\nstringData:\n"
             f"  token: {_fake(_B62, 30, 'k2')}\n",
+            "apiVersion: v1\ndata:\n  # the registry login\n  .dockerconfigjson: |\n    "
+            + base64.b64encode(_fake(_B62, 40, "k3").encode()).decode()
+            + "\nkind: Secret\ntype: kubernetes.io/dockerconfigjson\n",
         ),
         near_misses=(
             "kind: Deployment\nspec:\n  env:\n    - name: API_KEY\n      valueFrom:\n"
             "        secretKeyRef:\n          name: api\n          key: api-key\n",
             "kind: ConfigMap\ndata:\n  LOG_LEVEL: debug\n",
+            "kind: Secret\nmetadata:\n  name: app\n---\nkind: ConfigMap\ndata:\n  mode: fast\n",
+            "kind: Secret\ntype: Opaque\ndata:\n  password: {{ .Values.dbPassword }}\n",
+            "spec:\n  secretStoreRef:\n    kind: SecretStore\n  data:\n    - secretKey: api-key\n",
         ),
         shape="`kind: Secret` ... `data:` / `stringData:` values",
         parts=_kubernetes_values,
@@ -728,23 +929,35 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
         ),
         shape='`<add key="ClearTextPassword" value="..."/>`',
     ),
-    # `curl -u user:password` / `--user user:password`: the password part.
-    # https://curl.se/docs/manpage.html#-u
+    # `curl -u user:password` / `--user user:password`: the password part, quoted or not, also
+    # when the command goes on over `\\`-continued lines; `curl -u TOKEN:` (an API token as the
+    # user, no password) masks the token. https://curl.se/docs/manpage.html#-u
     LeakRule(
         "curl-user-password",
-        r"\bcurl\b[^\r\n]{0,400}?[ \t](?:-u|--user)(?:[ \t]{1,4}|=)\\?[\"']?[^\s:\"'@\\]{1,128}:"
-        r"(?P<secret>[^\s\"'@]{1,256})",
+        r"\bcurl\b(?:[^\r\n]|\\\r?\n){0,600}?[ \t](?:-u|--user)(?:[ \t]{1,4}|=)(?:"
+        r"\"[^\"\\\r\n:]{0,128}:(?P<secret>[^\"\\\r\n]{1,256})\""
+        r"|'[^'\\\r\n:]{0,128}:(?P<secret2>[^'\\\r\n]{1,256})'"
+        r"|\"(?P<secret3>[^\"\\\r\n:]{8,256}):\""
+        r"|(?:\"[^\"\\\r\n]{1,128}\"|'[^'\\\r\n]{1,128}'|[^\s:\"'\\<>]{1,128}):"
+        r"(?:\"(?P<secret4>[^\"\\\r\n]{1,256})\"|'(?P<secret5>[^'\\\r\n]{1,256})'"
+        r"|(?P<secret6>[^\s\"'\\<>]{1,256}))"
+        r"|(?P<secret7>[^\s:\"'\\<>]{8,256}):(?:[ \t\r\n]|$))",
         r"\bcurl\b",
-        _reject_pair_secret,
+        _reject_curl_password,
         family="generic",
         context=True,
         examples=(
             f"curl -u admin:{_fake(_B62, 14, 'cu1')} https://api.example.com/v1",
             f"curl -s --user 'ci:{_fake(_B62, 20, 'cu2')}' https://jenkins.example.com/job",
+            f"curl -X POST https://api.example.com/v1/hooks \\\n  -u deploy@example.com:"
+            f"{_fake(_B62, 10, 'cu3')}@{_fake(_B62, 6, 'cu4')}",
+            f'curl -u "{_fake(_B62, 24, "cu5")}7:" https://api.example.com/v1/charges',
         ),
         near_misses=(
             "curl -u admin https://api.example.com (prompts)",
             "curl -u $USER:$PASS https://x",
+            "curl -u username:password https://api.example.com",
+            'curl -u "<user>:<password>" https://x && curl -u "${{ secrets.U }}:${{ secrets.P }}"',
         ),
         shape="`curl -u user:` + password",
     ),
@@ -799,6 +1012,88 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
         near_misses=("secret_id=${SECRET_ID}", "secret_id_accessor: none"),
         shape="`secret_id=` + UUID",
     ),
+    # Facebook app access tokens: "<app id>|<app secret>" (15-16 digits, a pipe, 27-40 chars);
+    # the pipe may be percent-encoded in a URL.
+    # https://developers.facebook.com/docs/facebook-login/guides/access-tokens/#apptokens
+    LeakRule(
+        "facebook-app-access-token",
+        r"(?:^|[^A-Za-z0-9_|-])(?P<secret>[0-9]{15,16}(?:\||%7[Cc])[A-Za-z0-9_-]{27,40})"
+        r"(?:[^A-Za-z0-9_-]|$)",
+        r"[0-9][0-9][0-9][0-9](?:\||%7[Cc])[A-Za-z0-9_-]",
+        _reject_fake,
+        family="identity",
+        examples=(
+            f"app token {_fake(string.digits, 15, 'fb1')}|{_fake(_URL, 27, 'fb2')}",
+            f"https://graph.facebook.com/me?access_token={_fake(string.digits, 16, 'fb3')}%7C"
+            f"{_fake(_URL, 40, 'fb4')}",
+        ),
+        near_misses=(
+            f"| {_fake(string.digits, 15, 'fb5')}|total requests per day |",
+            f"{_fake(string.digits, 15, 'fb6')}|{_fake(_URL, 26, 'fb7')}",
+        ),
+        shape="15-16 digits + `|` + 27-40 base64url",
+    ),
+    # Claude Code remote session links: whoever holds the link can drive the session.
+    # https://docs.anthropic.com/en/docs/claude-code
+    LeakRule(
+        "claude-code-session-url",
+        r"(?i:https?://claude\.ai/code/)(?P<secret>session_[A-Za-z0-9]{16,128})"
+        r"(?:[^A-Za-z0-9_-]|$)",
+        r"(?i:claude\.ai/code/session_)",
+        _reject_fake,
+        family="ai",
+        examples=(
+            f"Resume at https://claude.ai/code/session_{_fake(_B62, 24, 'cl1')} when you're back.",
+            f'session = "https://CLAUDE.AI/code/session_{_fake(_B62, 18, "cl2")}/?ref=mail"',
+        ),
+        near_misses=(
+            "Open https://claude.ai/code/session_short to see it.",
+            f"https://claude.ai/chat/session_{_fake(_B62, 24, 'cl3')}",
+        ),
+        shape="`https://claude.ai/code/session_` + 16+ base62",
+    ),
+    # Azure Data Factory self-hosted integration runtime keys:
+    # IR@<GUID>@<factory name>@<region>@<44 base64>.
+    # https://learn.microsoft.com/azure/data-factory/create-self-hosted-integration-runtime
+    LeakRule(
+        "azure-datafactory-shir-key",
+        r"(?:^|[^A-Za-z0-9_-])(?P<secret>IR@[0-9A-Za-z-]{36}@[^@\s\"'<>]{1,128}@[0-9A-Za-z=-]{0,64}"
+        r"@[A-Za-z0-9+/]{43}=?)(?:[^A-Za-z0-9+/=]|$)",
+        r"IR@",
+        _reject_fake,
+        family="cloud",
+        examples=(
+            f"AUTH_KEY=IR@{_fake(_HEX, 8, 'df1')}-{_fake(_HEX, 4, 'df2')}-{_fake(_HEX, 4, 'df3')}-"
+            f"{_fake(_HEX, 4, 'df4')}-{_fake(_HEX, 12, 'df5')}@adf-prod-01@westeurope@"
+            f"{_fake(_B64, 43, 'df6')}=",
+            f"key: IR@{_fake(_HEX, 8, 'df7')}-{_fake(_HEX, 4, 'df8')}-{_fake(_HEX, 4, 'df9')}-"
+            f"{_fake(_HEX, 4, 'dfa')}-{_fake(_HEX, 12, 'dfb')}@factory@eu@"
+            f"{_fake(_B64, 43, 'dfc')}=",
+        ),
+        near_misses=(
+            "Register the runtime with a key that starts IR@ (see the portal).",
+            f"IR@{_fake(_HEX, 36, 'dfd')}@adf@we@short=",
+        ),
+        shape="`IR@` + GUID + `@name@region@` + 44 base64",
+    ),
+    # MaxMind license keys: 6 + `_` + 29 base62 + `_mmk`.
+    # https://support.maxmind.com/hc/en-us/articles/4407111582235-Generate-a-License-Key
+    LeakRule(
+        "maxmind-license-key",
+        r"(?:^|[^A-Za-z0-9_-])(?P<secret>[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)(?:[^A-Za-z0-9_-]|$)",
+        r"_mmk",
+        _reject_fake,
+        family="productivity",
+        examples=(
+            f"MAXMIND_LICENSE_KEY={_fake(_B62, 6, 'mm1')}_{_fake(_B62, 29, 'mm2')}_mmk",
+            f"geoipupdate with {_fake(_B62, 6, 'mm3')}_{_fake(_B62, 29, 'mm4')}_mmk as the key",
+        ),
+        near_misses=(
+            "License keys end in _mmk.",
+            f"{_fake(_B62, 6, 'mm5')}_{_fake(_B62, 28, 'mm6')}_mmk",
+        ),
+        shape="6 base62 + `_` + 29 base62 + `_mmk`",
+    ),
     # JWTs (RFC 7519) in JWS compact form (RFC 7515 §7.1): base64url header "." payload "."
     # signature; a JSON header and claims set both start `{"`, i.e. "eyJ"/"ey".
     LeakRule(
@@ -818,11 +1113,29 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
         ),
         shape="`eyJ` + base64url `.` `ey` + base64url `.` signature",
     ),
+    # A JWT written in base64 once more (Kubernetes data, env files): `eyJ` encodes as `ZXlK`.
+    LeakRule(
+        "jwt-base64",
+        r"(?:^|[^A-Za-z0-9+/_-])(?P<secret>ZXlK[A-Za-z0-9+/_-]{40,}={0,2})(?:[^A-Za-z0-9+/=_-]|$)",
+        r"ZXlK",
+        _reject_not_jwt_base64,
+        family="generic",
+        examples=(
+            "token: " + _jwt_base64("jb1"),
+            "SESSION=" + _jwt_base64("jb2").rstrip("="),
+        ),
+        near_misses=(
+            "ZXlKaGJHY2lPaUpJVXpJMU5pSjkuZXlKemRXSWlPaUl4TWpNME5UWTNPRGt3SW4w: no signature",
+            "ZXlK" + _fake(_B64, 60, "jb3"),
+        ),
+        shape="base64 of `eyJ...` `.` `ey...` `.` signature",
+    ),
     # PEM private keys (RFC 7468 §10-11, OpenSSH, PGP armour): the whole block.
     LeakRule(
         "pem-private-key",
         _PEM,
         r"PRIVATE KEY",
+        _reject_pem,
         family="private-key",
         examples=(
             _pem_example("RSA PRIVATE KEY", "\n", "pem1"),
@@ -831,6 +1144,9 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
         near_misses=(
             "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0\n-----END PUBLIC KEY-----",
             "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+            "-----BEGIN PRIVATE KEY-----\n(your key here)\n-----END PRIVATE KEY-----",
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX\n"
+            "XXXXXXXXXXXX\n-----END OPENSSH PRIVATE KEY-----",
         ),
         shape="`-----BEGIN ... PRIVATE KEY-----` block",
     ),
@@ -846,7 +1162,8 @@ GENERIC_RULES: tuple[LeakRule, ...] = (
     LeakRule(
         "slack-token",
         r"(?:^|[^A-Za-z0-9_-])(?P<secret>(?:xox[bp]|xoxe\.xox[bp])-[0-9]{8,14}"
-        r"-[0-9A-Za-z-]{10,250})(?:[^A-Za-z0-9_-]|$)",
+        # Ends on a letter or digit, not before a `#`/`*` run (`xoxp-...-####`: a stand-in).
+        r"-[0-9A-Za-z-]{9,249}[0-9A-Za-z])(?:[^A-Za-z0-9_#*-]|$)",
         r"xox[bp]-|xoxe\.xox",
         family="chat",
         examples=(
@@ -864,19 +1181,26 @@ GENERIC_RULES: tuple[LeakRule, ...] = (
     LeakRule(
         "authorization-header",
         r"(?i:authorization)\\?[\"']?[ \t]{0,4}[:=][ \t]{0,4}\\?[\"']?"
-        r"(?i:bearer|basic|token|digest|apikey|ssws)[ \t]{1,4}"
-        r"(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
+        r"(?:(?i:bearer|basic|(?:api-)?token|digest|apikey|ssws)[ \t]{1,4}"
+        r"(?P<secret>[A-Za-z0-9._~+/=-]{8,})"
+        # No scheme word: the value itself (`Authorization: 5eb4223e-5008-...`).
+        r"|(?P<secret2>[A-Za-z0-9._~+/=@-]{16,})(?:[^A-Za-z0-9._~+/=@-]|$))",
         r"(?i:authorization)",
-        _reject_header,
+        _reject_auth_header,
         family="generic",
         context=True,
         examples=(
             f"Authorization: Bearer {_fake(_B62, 40, 'ah1')}",
             f"curl -H 'Authorization: Basic {_basic('ci', _fake(_B62, 16, 'ah2'))}' https://x",
+            f"curl --header 'Authorization:  {_fake(_HEX, 8, 'ah3')}-{_fake(_HEX, 4, 'ah4')}-"
+            f"{_fake(_HEX, 4, 'ah5')}-{_fake(_HEX, 12, 'ah6')}'",
+            f'-H "Authorization: Api-Token {_fake(_HEX, 40, "ah7")}"',
         ),
         near_misses=(
             'curl -H "Authorization: Bearer $GITHUB_TOKEN" https://api.github.com',
             "Authorization: Bearer <token>",
+            "Authorization: required-for-every-request (see the docs)",
+            "Authorization: Bearer XXXXXXXXXXXXXXXX",
         ),
         shape="`Authorization: Bearer|Basic|Token` + value",
     ),
@@ -930,21 +1254,33 @@ GENERIC_RULES: tuple[LeakRule, ...] = (
     # reference names (`key: api-key`), are left alone.
     LeakRule(
         "password-assignment",
-        # The optional `://user` start lets `reject` see a URL's userinfo (url-credentials').
-        rf"(?:://[A-Za-z0-9._~%+-]{{0,64}}?)?(?:(?i:[cx]srf)[-_.]?)?{_SECRET_KEYWORD}{_ASSIGN}(?:{_quoted(1)}|{_BARE_VALUE})"
-        rf"|{_SECRET_KEYWORD}>(?P<secret5>[^<\s]+)</"
-        rf"|--{_FLAGS}(?:=|[ \t]{{1,4}})(?P<secret6>[^\s\"'`]+)",
-        rf"{_ASSIGN_TRIGGER}|{_SECRET_KEYWORD}>|--{_FLAGS}",
+        # The optional `://user` start lets `reject` see a URL's userinfo (url-credentials'), and
+        # the optional `csrf`/`public` start a name that is no secret's (`publicToken`).
+        rf"(?:://[A-Za-z0-9._~%+-]{{0,64}}?)?(?:(?i:[cx]srf|publi(?:c|shable))[-_.]?)?{_SECRET_KEYWORD}{_ASSIGN}(?:{_quoted(1)}|{_BARE_VALUE})"
+        # <password>value</password>, also with the value on a line of its own.
+        rf"|{_SECRET_KEYWORD}>(?:[ \t]*\r?\n)?[ \t]*(?P<secret5>[^<\s]+)[ \t]*(?:\r?\n[ \t]*)?</"
+        rf"|--{_FLAGS}(?:=|[ \t]{{1,4}})(?P<secret6>[^\s\"'`]+)"
+        # A name and its value as two quoted arguments: `setProperty("API_TOKEN", "...")`.
+        rf"|{_SECRET_KEYWORD}\\?[\"'][ \t]{{0,4}},[ \t]{{0,4}}\\?[\"']"
+        rf"(?P<secret7>[^\"'\s\\]{{8,256}})\\?[\"']",
+        rf"{_ASSIGN_TRIGGER}|{_SECRET_KEYWORD}>|--{_FLAGS}|{_SECRET_KEYWORD}\\?[\"'][ \t]*,",
         _reject_assigned_value,
         family="generic",
         context=True,
         examples=(
             f'password = "{_fake(_B62, 14, "pa1")}"',
             f"DB_PASSWORD ?= {_fake(_B62, 12, 'pa2')}",
+            f'System.setProperty("API_TOKEN", "{_fake(_B62, 20, "pa3")}");',
+            f"<apiToken>\n    {_fake(_B62, 24, 'pa4')}\n</apiToken>",
+            f'$dbPassword .= "{_fake(_B62, 14, "pa5")}";',
         ),
         near_misses=(
             'password = os.getenv("DB_PASSWORD") and token = process.env.TOKEN',
             "GITHUB_API_KEY=\nDYNATRACE_API_KEY=",
+            "SENTRY_AUTH_TOKEN= SENTRY_ORG=acme db.password= db.url=jdbc:h2:mem",
+            "publicToken = 'pk8Hc2LxQ0vWm4Rz7Tn1Ya5Ub'; export API_TOKEN=sk3Fg...",
+            'label("password", "Password"); os.getenv("API_TOKEN", "changeme")',
+            'fn::secret: ops_eyJhbGciOi...[truncated] and token: "sha256~XXXX_YOUR_TOKEN_HERE"',
         ),
         shape="`<secret-named key> = value`",
     ),
