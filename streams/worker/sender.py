@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -36,9 +37,11 @@ class Out:
 
 def fail_stop(reason: str) -> NoReturn:
     """Exit 1 at once: no finally block may acknowledge a batch that was not written, and an
-    expected condition (no broker) ends in one line, not a traceback."""
+    expected condition (no broker) ends in one line, not a traceback: the log's, and the
+    command line's own error line on standard error."""
     log.critical("stopping the worker: %s", reason)
     logging.shutdown()
+    print(f"replygate worker: error: {' '.join(reason.split())}", file=sys.stderr, flush=True)
     os._exit(1)
 
 

@@ -264,5 +264,7 @@ def test_a_worker_missing_a_permission_stops_with_one_line(
     assert code == 1, log[-3000:]
     (stop,) = [line for line in log.splitlines() if "stopping the worker" in line]
     assert expected in stop, stop
+    (error,) = [line for line in log.splitlines() if line.startswith("replygate worker: error:")]
+    assert expected in error, error
     assert "Traceback" not in log
     print(f"missing {missing}: {stop.split('stopping the worker: ', 1)[1]}")

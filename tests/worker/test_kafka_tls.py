@@ -196,6 +196,8 @@ def test_a_refused_connection_is_one_line_and_exit_1(
     (stop,) = [line for line in log.splitlines() if "stopping the worker" in line]
     assert f"cannot connect or authenticate to Kafka at {servers}" in stop
     assert expected in stop
+    (error,) = [line for line in log.splitlines() if line.startswith("replygate worker: error:")]
+    assert error.endswith(stop.split("stopping the worker: ", 1)[1].strip()), error
     assert "Traceback" not in log
     for text in (log, topics.stderr, reader.stderr()):
         assert PASSWORD not in text and WRONG not in text
