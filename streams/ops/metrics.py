@@ -26,7 +26,7 @@ from prometheus_client import (
 )
 from prometheus_client.exposition import choose_encoder
 
-from schemas.codes import NOTICE_REASONS
+from schemas.codes import DEAD_LETTER_REASONS, NOTICE_REASONS
 from schemas.registry import builtin_names, issue_codes
 from streams.core.outcomes import OUTCOMES
 
@@ -43,6 +43,7 @@ BUILTIN_CONTRACTS: Final = tuple(sorted(builtin_names()))
 # a deployment's own codes; anything else is `other`.
 DEFAULT_VALIDATION_CODES: Final = frozenset(issue_codes())
 DEFAULT_NOTICE_REASONS: Final = frozenset(NOTICE_REASONS)
+DEAD_REASONS: Final = frozenset(DEAD_LETTER_REASONS)
 
 # 0.5 ms .. 1 s: one record's processing time in the pipeline.
 PROCESSING_BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
@@ -166,6 +167,12 @@ class Metrics:
         self._attachment_notices = Counter(
             "replygate_attachment_notices",
             "Attachments replaced by the unavailable notice, by reason.",
+            ["reason"],
+            registry=reg,
+        )
+        self._dead_letters = Counter(
+            "replygate_dead_letters",
+            "Records sent to the dead-letter topic, by reason (wrong_key: a producer's keys).",
             ["reason"],
             registry=reg,
         )
@@ -306,6 +313,11 @@ class Metrics:
 
     def attachment_notice(self, reason: str, count: int = 1) -> None:
         self._attachment_notices.labels(reason=bound(reason, self.reasons)).inc(count)
+
+    def dead_letter(self, reason: str, count: int = 1) -> None:
+        """Dead letters by reason: the closed set of the DeadLetter record, else `other`."""
+        if count > 0:
+            self._dead_letters.labels(reason=bound(reason, DEAD_REASONS)).inc(count)
 
     def correction_expired(self, count: int = 1) -> None:
         if count > 0:

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from schemas.records import OutputRecord, ToolResult
+from schemas.records import DeadLetter, OutputRecord, ToolResult
 from schemas.registry import TOOL_CONTRACT_NAME
 from streams.broker.topology import Topology
 from streams.core.batch import BatchResult, Judged
@@ -75,6 +75,8 @@ class WorkerMetrics:
                 m.leak_masked(labels[0], n)
             elif kind == "notice":
                 m.attachment_notice(labels[0], n)
+            elif kind == "dead":
+                m.dead_letter(labels[0], n)
         m.correction_expired(tally[("expired",)])
         for roundtrip in roundtrips:
             m.observe_correction_roundtrip(roundtrip)
@@ -107,6 +109,8 @@ class WorkerMetrics:
             tally["masked", hit.rule] += hit.count
         for notice in decision.notices:
             tally["notice", notice.reason] += 1
+        if isinstance(decision.output, DeadLetter):
+            tally["dead", decision.output.reason] += 1
         snapshot = _snapshot(decision.output)
         if snapshot is not None:
             self.metrics.observe_csv_snapshot(snapshot)

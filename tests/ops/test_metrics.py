@@ -66,6 +66,7 @@ def exercise(m: Metrics) -> None:
     m.validation_error("im.segments.v1", "not_json")
     m.leak_masked("github-pat", 2)
     m.attachment_notice("attachment_oversized")
+    m.dead_letter("wrong_key")
     m.set_pending_corrections(3)
     m.observe_correction_roundtrip(1.5)
     m.correction_expired()
@@ -86,6 +87,7 @@ EXPECTED = {
     "replygate_validation_errors": ("counter", "replygate_validation_errors_total"),
     "replygate_leaks_masked": ("counter", "replygate_leaks_masked_total"),
     "replygate_attachment_notices": ("counter", "replygate_attachment_notices_total"),
+    "replygate_dead_letters": ("counter", "replygate_dead_letters_total"),
     "replygate_pending_corrections": ("gauge", "replygate_pending_corrections"),
     "replygate_correction_roundtrip_seconds": (
         "histogram",
@@ -201,6 +203,7 @@ def test_unknown_label_values_become_other() -> None:
     m.validation_error("im.segments.v1", "brand_new_code")
     m.leak_masked("ghp_realLookingSecretValue123")
     m.attachment_notice("cosmic_rays")
+    m.dead_letter("c-42 was keyed badly")
     m.observe_processing("t-42", 0.01)
     m.set_consumer_lag({TP("foreign.topic", 99): 5})
     assert label_sets(m, "replygate_records_in") == [{"topic": "other"}]
@@ -211,6 +214,7 @@ def test_unknown_label_values_become_other() -> None:
     )
     assert label_sets(m, "replygate_leaks_masked") == [{"rule": "other"}]
     assert label_sets(m, "replygate_attachment_notices") == [{"reason": "other"}]
+    assert label_sets(m, "replygate_dead_letters") == [{"reason": "other"}]
     assert label_sets(m, "replygate_processing_seconds") == [{"topic": "other"}]
     assert label_sets(m, "replygate_consumer_lag") == [{"topic": "other", "partition": "other"}]
     assert "ghp_realLookingSecretValue123" not in m.exposition()
@@ -276,6 +280,7 @@ def test_cardinality_stays_bounded_under_hostile_values() -> None:
         m.validation_error(rnd.choice(["im.segments.v1", turn]), rnd.choice(["not_json", junk()]))
         m.leak_masked(rnd.choice(["github-pat", junk()]))
         m.attachment_notice(rnd.choice(["attachment_oversized", junk()]))
+        m.dead_letter(rnd.choice(["wrong_key", junk()]))
         m.observe_processing(rnd.choice([*TOPICS, turn]), rnd.random())
         if i % 100 == 0:
             m.set_consumer_lag(
@@ -289,6 +294,7 @@ def test_cardinality_stays_bounded_under_hostile_values() -> None:
         "replygate_validation_errors": 4 * 3,
         "replygate_leaks_masked": 3,
         "replygate_attachment_notices": 2,
+        "replygate_dead_letters": 2,
         "replygate_processing_seconds": n_topics,
         "replygate_consumer_lag": n_topics * (4 + 1),
     }

@@ -64,3 +64,7 @@ def test_a_batch_is_counted_once_per_label_set_with_every_record(tmp_path: Path)
     out = [v for (n, _l), v in got.items() if n == "replygate_records_out_total"]
     assert sum(out) == len([d for d in result.outputs if d.topic is not None])
     assert value(got, "replygate_leaks_masked_total", rule="github-pat") == 1
+    dead = {
+        dict(ls)["reason"]: v for (n, ls), v in got.items() if n == "replygate_dead_letters_total"
+    }
+    assert dead == {"wrong_key": 1, "not_json": 1}, dead
