@@ -16,6 +16,7 @@ Triggers use no counted repetition, which keeps that one combined DFA small and 
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import math
 import random
@@ -138,15 +139,17 @@ STAND_IN: Final = re.compile(r"EXAMPLE|example|[xX*#]{5,}|PLACEHOLDER|YOUR_|_HER
 
 
 def looks_fake(value: str) -> bool:
-    """A value too regular to be random: a stand-in word, or (12+ characters) one character in
-    most places or three digits over and over, or (32+) runs of one character and little
-    entropy per character.
+    """A value too regular to be random: a stand-in word, or (12+ characters) most of the
+    alphabet typed out, one character in most places or three digits over and over, or (32+)
+    runs of one character and little entropy per character.
     Issued credentials are random; `glc_1111...`, `12312312...`, `sgp_5555555dAAAAA...` are not."""
     if STAND_IN.search(value) is not None:
         return True
     n = len(value)
     if n < 12:
         return False
+    if _alphabet_run(value):
+        return True
     counts = Counter(value)
     if max(counts.values()) * 5 >= n * 3 or (len(counts) <= 3 and value.isdigit()):
         return True
@@ -162,6 +165,25 @@ def looks_fake(value: str) -> bool:
 # (`5555555dAAAAA7777777...`) is written by hand.
 _MIN_BITS_PER_CHAR: Final = 2.7
 _RUN_OF_FIVE = re.compile(r"(.)\1{4}")
+
+
+# The alphabet typed out (`sk_abcdefghijklmnopqrstuvwxyz123`): 20 letters or more in a row in
+# alphabet order. Random base62 never holds such a run (odds about 62^-19 a position); shorter
+# runs stay secrets (`AKIAABCDEFGHIJKLMNOP` in tests), and so do digits in order (`1234567890`
+# stands inside values that are otherwise random).
+_ALPHABET_RUN: Final = 20
+
+
+def _alphabet_run(value: str) -> bool:
+    run = 1
+    for a, b in itertools.pairwise(value):
+        if a.isascii() and a.isalpha() and b.isalpha() and ord(b) == ord(a) + 1:
+            run += 1
+            if run >= _ALPHABET_RUN:
+                return True
+        else:
+            run = 1
+    return False
 
 
 def _entropy(counts: Counter[str], n: int) -> float:
