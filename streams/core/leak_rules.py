@@ -167,7 +167,7 @@ _MIN_BITS_PER_CHAR: Final = 2.7
 _RUN_OF_FIVE = re.compile(r"(.)\1{4}")
 
 
-# The alphabet typed out (`sk_abcdefghijklmnopqrstuvwxyz123`): 20 letters or more in a row in
+# The alphabet typed out (`key_ABCDEFGHIJKLMNOPQRSTUVW9`): 20 letters or more in a row in
 # alphabet order. Random base62 never holds such a run (odds about 62^-19 a position); shorter
 # runs stay secrets (`AKIAABCDEFGHIJKLMNOP` in tests), and so do digits in order (`1234567890`
 # stands inside values that are otherwise random).
@@ -1037,7 +1037,7 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
         context=True,
         examples=(
             f'"basic_auth": "deploy:{_fake(_B62, 18, "ba1")}"',
-            f'"user_auth": "{_basic("jdoe", _fake(_HEX, 8, "ba2") + "-" + _fake(_HEX, 4, "ba3"))}"',
+            f'"http_auth": "{_basic("svc-backup", _fake(_B62, 20, "ba2"))}"',
             f'es = Elasticsearch(hosts, basic_auth=("elastic", "{_fake(_B62, 20, "ba4")}"))',
             f"spring.boot.admin.client.basicAuth: monitor:{_fake(_B62, 14, 'ba5')}",
         ),
@@ -1280,10 +1280,10 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
         _reject_signed_or_not_jwt,
         family="generic",
         examples=(
-            f'String token = "{_jwt_part({"alg": "none", "typ": "JWT"})}.'
-            f'{_jwt_part({"sub": _fake(_B62, 12, "ju1"), "role": "admin"})}.";',
-            f"X-API-KEY: {_jwt_part({'alg': 'none'})}."
-            f"{_jwt_part({'uid': _fake(_HEX, 16, 'ju2'), 'scope': 'write'})}.",
+            f"const session = '{_jwt_part({'typ': 'JWT', 'alg': 'none'})}."
+            f"{_jwt_part({'sub': _fake(_B62, 12, 'ju1'), 'role': 'admin'})}.';",
+            f"Cookie: auth={_jwt_part({'alg': 'none', 'kid': _fake(_HEX, 8, 'ju6')})}."
+            f"{_jwt_part({'uid': _fake(_HEX, 16, 'ju2'), 'scope': 'write'})}.; Path=/",
         ),
         near_misses=(
             f"{_jwt_part({'alg': 'HS256', 'typ': 'JWT'})}."
@@ -1338,7 +1338,7 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
             "CERT=" + _der_key("dk4", b"\x30\x82\x02\x0a\xa0\x03\x02\x01\x02", 600),
             "PUBLIC_KEY="
             + _der_key("dk5", b"\x30\x0d\x06\x09\x2a\x86\x48\x86\xf7\x0d\x01\x01\x01\x05\x00", 290),
-            "MIIBOgIBAAJBAK (cut short)",
+            "the key begins " + _der_key("dk6", b"\x02\x01\x00\x02\x81\x81\x00", 604)[:40] + "...",
         ),
         shape="base64 of a DER `SEQUENCE { version, ... }` private key",
     ),
