@@ -50,12 +50,12 @@ How the rules behave:
   Vault's `secret_id`) only the secret part is masked.
 - **No collateral damage.** Placeholders stay (one repeated character, `EXAMPLE`, `xxxx`,
   `####`, `<...>`, `${VAR}`, `PUT_..._HERE`, `os.getenv(...)`), and so do values typed by
-  hand rather than issued (one character in most places, `123123...`, runs of one character
-  with little entropy), values cut short (`ops_eyJ...`), a PEM armour with no key in it,
-  names of secrets (`key: api-key`, `secretKeyRef`), published tokens (`publicToken`), the
-  words of examples (`curl -u username:password`), package coordinates
-  (`io.jsonwebtoken:jjwt-jackson-0.11.2`), version ranges and anti-forgery (`csrf-token`)
-  values.
+  hand rather than issued (one character in most places, `123123...`, the alphabet typed
+  out, runs of one character with little entropy), values cut short (`ops_eyJ...`), a PEM
+  armour with no key in it, names of secrets (`key: api-key`, `secretKeyRef`), published
+  tokens (`publicToken`), the words of examples (`curl -u username:password`), package
+  coordinates (`io.jsonwebtoken:jjwt-jackson-0.11.2`), version ranges and anti-forgery
+  (`csrf-token`) values.
 - **Cost flat in the rule count.** One RE2 pass of every rule's trigger (its prefix and the
   start of its body, or its keyword and an assignment) tells whether a string needs any rule;
   an RE2 set pass picks the rules to run. A clean string costs that one pass.

@@ -16,6 +16,8 @@ Triggers use no counted repetition, which keeps that one combined DFA small and 
 from __future__ import annotations
 
 import base64
+import itertools
+import json
 import math
 import random
 import re
@@ -137,15 +139,17 @@ STAND_IN: Final = re.compile(r"EXAMPLE|example|[xX*#]{5,}|PLACEHOLDER|YOUR_|_HER
 
 
 def looks_fake(value: str) -> bool:
-    """A value too regular to be random: a stand-in word, or (12+ characters) one character in
-    most places or three digits over and over, or (32+) runs of one character and little
-    entropy per character.
+    """A value too regular to be random: a stand-in word, or (12+ characters) most of the
+    alphabet typed out, one character in most places or three digits over and over, or (32+)
+    runs of one character and little entropy per character.
     Issued credentials are random; `glc_1111...`, `12312312...`, `sgp_5555555dAAAAA...` are not."""
     if STAND_IN.search(value) is not None:
         return True
     n = len(value)
     if n < 12:
         return False
+    if _alphabet_run(value):
+        return True
     counts = Counter(value)
     if max(counts.values()) * 5 >= n * 3 or (len(counts) <= 3 and value.isdigit()):
         return True
@@ -161,6 +165,25 @@ def looks_fake(value: str) -> bool:
 # (`5555555dAAAAA7777777...`) is written by hand.
 _MIN_BITS_PER_CHAR: Final = 2.7
 _RUN_OF_FIVE = re.compile(r"(.)\1{4}")
+
+
+# The alphabet typed out (`key_ABCDEFGHIJKLMNOPQRSTUVW9`): 20 letters or more in a row in
+# alphabet order. Random base62 never holds such a run (odds about 62^-19 a position); shorter
+# runs stay secrets (`AKIAABCDEFGHIJKLMNOP` in tests), and so do digits in order (`1234567890`
+# stands inside values that are otherwise random).
+_ALPHABET_RUN: Final = 20
+
+
+def _alphabet_run(value: str) -> bool:
+    run = 1
+    for a, b in itertools.pairwise(value):
+        if a.isascii() and a.isalpha() and b.isalpha() and ord(b) == ord(a) + 1:
+            run += 1
+            if run >= _ALPHABET_RUN:
+                return True
+        else:
+            run = 1
+    return False
 
 
 def _entropy(counts: Counter[str], n: int) -> float:
@@ -400,6 +423,69 @@ def _reject_not_jwt_base64(secret: str, _before: str, _after: str) -> bool:
 _JWT_TEXT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.ey[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}")
 
 
+def _jwt_part(obj: dict[str, object]) -> str:
+    """A JSON object as a JWT segment (base64url, no padding)."""
+    raw = json.dumps(obj, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def _json_segment(segment: str) -> object:
+    """A JWT segment decoded to JSON, or None when it is not base64url of a JSON text."""
+    try:
+        raw = base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
+        return json.loads(raw.decode("utf-8"))
+    except ValueError:  # binascii, UTF-8 and JSON errors are all ValueErrors
+        return None
+
+
+def _reject_signed_or_not_jwt(secret: str, _before: str, _after: str) -> bool:
+    """Keep only an unsecured JWT (RFC 7519 §6): a JSON header that says `"alg": "none"` and a
+    JSON claims set. Anything else ending in `.` is a signed token cut short, or no JWT."""
+    header_part, claims_part = secret.split(".")[:2]
+    header, claims = _json_segment(header_part), _json_segment(claims_part)
+    return not (
+        isinstance(header, dict)
+        and str(header.get("alg", "")).lower() == "none"
+        and isinstance(claims, dict)
+    )
+
+
+def _der_key(seed: str, head: bytes, size: int) -> str:
+    """A synthetic DER private key in base64: SEQUENCE, its length, `head` (the version and
+    what follows it), then random bytes: `size` bytes inside the SEQUENCE (never a real key)."""
+    body = head + random.Random(seed).randbytes(size - len(head))
+    if size < 0x80:
+        length = bytes([size])
+    elif size < 0x100:
+        length = bytes([0x81, size])
+    else:
+        length = bytes([0x82]) + size.to_bytes(2, "big")
+    return base64.b64encode(bytes([0x30]) + length + body).decode()
+
+
+def _reject_not_der_private_key(secret: str, _before: str, _after: str) -> bool:
+    """Keep only base64 of a DER private key: a SEQUENCE whose first element is the version
+    (`INTEGER 0` then an INTEGER: PKCS#1 RSA, RFC 8017 A.1.2; `INTEGER 0` then a SEQUENCE:
+    PKCS#8, RFC 5208 §5; `INTEGER 1` then an OCTET STRING: SEC1 EC, RFC 5915 §3).
+    Certificates and public keys start with a SEQUENCE instead, and are left. Only whole
+    quanta are decoded: a key whose tail is cut or garbled is still a key."""
+    data = secret.rstrip("=")
+    raw = base64.b64decode(data[: len(data) // 4 * 4], validate=True)
+    if len(raw) < _DER_MIN_KEY or raw[0] != 0x30:
+        return True
+    size = raw[1]
+    start = 2 + (size & 0x7F if size & 0x80 else 0)
+    if size & 0x80 and not 1 <= size & 0x7F <= 2:
+        return True
+    head = raw[start : start + 4]
+    return head not in _DER_KEY_HEADS
+
+
+# The shortest private key in DER (Ed25519 in PKCS#8) has 48 bytes.
+_DER_MIN_KEY: Final = 40
+_DER_KEY_HEADS: Final = frozenset({b"\x02\x01\x00\x02", b"\x02\x01\x00\x30", b"\x02\x01\x01\x04"})
+
+
 def _reject_docker_auth(secret: str, _before: str, _after: str) -> bool:
     """A docker config `auth` is base64 of `user:password`; anything else is not one."""
     try:
@@ -417,6 +503,28 @@ def _reject_pair_secret(secret: str, _before: str, _after: str) -> bool:
         or secret.startswith("$")
         or secret.lower() in _WORD_PASSWORDS
     )
+
+
+# What ends the key of a `basic-auth-field`: the whole value after it is the base64 of a pair.
+_BASIC_KEY_END = re.compile(
+    r"(?i)(?:auth|authentication|credentials?)\\?[\"'`]?[ \t]*[:=][ \t]*\\?[\"'`]?$"
+)
+_BASIC_USER = re.compile(r"[A-Za-z0-9._@+-]{1,64}")
+
+
+def _reject_basic_auth_field(secret: str, before: str, after: str) -> bool:
+    """The whole value right after the key must be base64 of `user:password`; a password after
+    `user:` or in a tuple is judged like a `curl -u` password (no placeholders, no words)."""
+    if _BASIC_KEY_END.search(before) is not None:
+        try:
+            raw = base64.b64decode(secret + "=" * (-len(secret) % 4), validate=True)
+        except ValueError:
+            return True
+        user, sep, password = raw.decode("latin-1").partition(":")
+        if not sep or _BASIC_USER.fullmatch(user) is None:
+            return True
+        secret = password
+    return _reject_pair_secret(secret, before, after)
 
 
 # The passwords of examples (`curl -u user:pass`, `username:password`): words, not secrets.
@@ -909,6 +1017,38 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
         near_misses=('"auth": "required"', '{"auth": "bearer"}'),
         shape='`"auth": "` + base64(user:password)',
     ),
+    # A `user:password` pair in a field named for HTTP Basic auth (RFC 7617): `basic_auth`,
+    # `basicAuth`, `http_auth`, `user_auth`, as the pair, its base64, or a `("user", "pw")`
+    # tuple (Elasticsearch and requests clients). Only the password (or the base64) is masked.
+    LeakRule(
+        "basic-auth-field",
+        r"(?:^|[^A-Za-z0-9])(?i:basic[_.-]?auth(?:entication)?|http[_.-]?(?:basic[_.-]?)?auth"
+        r"|user[_.-]?auth|auth[_.-]?basic|basic[_.-]?credentials?)"
+        r"\\?[\"'`]?[ \t]{0,4}[:=][ \t]{0,4}"
+        r"(?:\([ \t]{0,4}\\?[\"'][^\"'\\\r\n]{1,128}\\?[\"'][ \t]{0,4},[ \t]{0,4}\\?[\"']"
+        r"(?P<secret>[^\"'\\\r\n]{1,256})\\?[\"']"
+        r"|\\?[\"'`]?(?:(?P<secret2>[A-Za-z0-9+/]{8,}={0,2})(?:[^A-Za-z0-9+/=:@_.-]|$)"
+        r"|[^\s:\"'`\\<>/(){}\[\]]{1,128}:"
+        r"(?P<secret3>[^\s:\"'`\\<>/(){}\[\]][^\s\"'`\\<>]{2,255})))",
+        r"(?i:basic[_.-]?auth|http[_.-]?(?:basic[_.-]?)?auth|user[_.-]?auth|auth[_.-]?basic"
+        r"|basic[_.-]?credential)",
+        _reject_basic_auth_field,
+        family="generic",
+        context=True,
+        examples=(
+            f'"basic_auth": "deploy:{_fake(_B62, 18, "ba1")}"',
+            f'"http_auth": "{_basic("svc-backup", _fake(_B62, 20, "ba2"))}"',
+            f'es = Elasticsearch(hosts, basic_auth=("elastic", "{_fake(_B62, 20, "ba4")}"))',
+            f"spring.boot.admin.client.basicAuth: monitor:{_fake(_B62, 14, 'ba5')}",
+        ),
+        near_misses=(
+            'basic_auth: "${BASIC_USER}:${BASIC_PASSWORD}"',
+            '"basicAuth": "user:password"',
+            "http_auth: https://proxy.example.com:3128",
+            '"user_auth": "' + _fake(_B64, 24, "ba6") + '"',
+        ),
+        shape="`basic_auth` / `basicAuth` / `http_auth` field + `user:` password or its base64",
+    ),
     # NuGet.config package source credentials: <add key="ClearTextPassword" value="..."/>.
     # https://learn.microsoft.com/nuget/reference/nuget-config-file#packagesourcecredentials
     LeakRule(
@@ -1130,6 +1270,29 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
         ),
         shape="base64 of `eyJ...` `.` `ey...` `.` signature",
     ),
+    # An unsecured JWT (RFC 7519 §6, RFC 7515 §A.5): header `{"alg":"none"}`, claims, and an
+    # empty signature after the second `.`. Servers that accept it take the claims on trust.
+    LeakRule(
+        "jwt-unsecured",
+        r"(?:^|[^A-Za-z0-9_.-])(?P<secret>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{4,}\.)"
+        r"(?:[^A-Za-z0-9_.-]|$)",
+        r"eyJ[A-Za-z0-9_-]*\.eyJ",
+        _reject_signed_or_not_jwt,
+        family="generic",
+        examples=(
+            f"const session = '{_jwt_part({'typ': 'JWT', 'alg': 'none'})}."
+            f"{_jwt_part({'sub': _fake(_B62, 12, 'ju1'), 'role': 'admin'})}.';",
+            f"Cookie: auth={_jwt_part({'alg': 'none', 'kid': _fake(_HEX, 8, 'ju6')})}."
+            f"{_jwt_part({'uid': _fake(_HEX, 16, 'ju2'), 'scope': 'write'})}.; Path=/",
+        ),
+        near_misses=(
+            f"{_jwt_part({'alg': 'HS256', 'typ': 'JWT'})}."
+            f"{_jwt_part({'sub': _fake(_B62, 12, 'ju3')})}. (the signature was cut off)",
+            f"{_jwt_part({'alg': 'none'})}.eyJ{_fake(_URL, 24, 'ju4')}.",
+            f"{_jwt_part({'alg': 'none'})}.{_jwt_part({'sub': _fake(_B62, 12, 'ju5')})}",
+        ),
+        shape='`eyJ` header with `"alg":"none"` `.` claims `.` (no signature)',
+    ),
     # PEM private keys (RFC 7468 §10-11, OpenSSH, PGP armour): the whole block.
     LeakRule(
         "pem-private-key",
@@ -1149,6 +1312,35 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
             "XXXXXXXXXXXX\n-----END OPENSSH PRIVATE KEY-----",
         ),
         shape="`-----BEGIN ... PRIVATE KEY-----` block",
+    ),
+    # A DER private key in base64 without its PEM armour (env vars, JSON, Java keystores'
+    # exports): PKCS#1 RSA (RFC 8017 A.1.2), PKCS#8 (RFC 5208 §5), SEC1 EC (RFC 5915 §3). The
+    # base64 of `SEQUENCE, length` starts `MII` / `MIG` / `MIH` / `MHc` / `MC4`; `reject`
+    # decodes it and keeps only a key's version field first (certificates and public keys are
+    # a SEQUENCE there).
+    LeakRule(
+        "der-private-key",
+        r"(?:^|[^A-Za-z0-9+/_-])(?P<secret>M(?:I[GHI]|Hc|C4)[A-Za-z0-9+/]{60,}={0,2})"
+        r"(?:[^A-Za-z0-9+/=_-]|$)",
+        r"M(?:I[GHI]|Hc|C4)",
+        _reject_not_der_private_key,
+        family="private-key",
+        examples=(
+            "PRIVATE_KEY=" + _der_key("dk1", b"\x02\x01\x00\x02\x81\x81\x00", 604),
+            '"private_key": "'
+            + _der_key("dk2", b"\x02\x01\x00\x30\x13\x06\x07\x2a\x86\x48\xce\x3d\x02\x01", 135)
+            + '"',
+            "ed25519 key: "
+            + _der_key("dk3", b"\x02\x01\x00\x30\x05\x06\x03\x2b\x65\x70\x04\x22\x04\x20", 46),
+        ),
+        near_misses=(
+            # A certificate (a SEQUENCE first) and a public key (its algorithm first).
+            "CERT=" + _der_key("dk4", b"\x30\x82\x02\x0a\xa0\x03\x02\x01\x02", 600),
+            "PUBLIC_KEY="
+            + _der_key("dk5", b"\x30\x0d\x06\x09\x2a\x86\x48\x86\xf7\x0d\x01\x01\x01\x05\x00", 290),
+            "the key begins " + _der_key("dk6", b"\x02\x01\x00\x02\x81\x81\x00", 604)[:40] + "...",
+        ),
+        shape="base64 of a DER `SEQUENCE { version, ... }` private key",
     ),
 )
 

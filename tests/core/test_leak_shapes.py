@@ -39,6 +39,8 @@ def masked(text: str) -> dict[str, int]:
         "3" * 8 + "bBBBB" + "9" * 6 + "eEeeF" + "c" * 12,
         "sha256~XXXX_PUT_YOUR_TOKEN_HERE",
         "EXAMPLEKEY0123456789",
+        "sk_" + string.ascii_lowercase + "42",
+        "tok_" + string.ascii_uppercase[2:24] + "9x",
     ],
 )
 def test_hand_typed_values_look_fake(value: str) -> None:
@@ -49,6 +51,9 @@ def test_hand_typed_values_look_fake(value: str) -> None:
 def test_random_values_do_not_look_fake(seed: int) -> None:
     for alphabet, n in ((HEX, 32), (HEX, 40), (B62, 20), (B62, 36), (B62 + "+/", 64)):
         assert not looks_fake(fake(alphabet, n, seed * 7 + n)), (alphabet, n, seed)
+    # A run of the alphabet shorter than 20 letters is no stand-in; neither are digits in order.
+    assert not looks_fake("x" + string.ascii_lowercase[:19] + "_" + fake(B62, 20, seed))
+    assert not looks_fake(fake(B62, 10, seed) + "1234567890" + fake(B62, 10, seed + 1))
     # Patterned but varied test values (`ghp_` + "aB3" * 12) are not stand-ins.
     assert not looks_fake("aB3" * 12) and not looks_fake("Zq9Xb2" * 6)
 
@@ -139,6 +144,14 @@ def test_stand_ins_beside_real_secrets() -> None:
     out, counts = MASKER.mask_text(text)
     assert counts == {"password-assignment": 1} and real not in out
     assert "AKIAIOSFODNN7EXAMPLE" in out and "#" * 32 in out
+
+
+def test_an_alphabet_typed_out_is_a_stand_in() -> None:
+    real = fake(B62, 29, 31)
+    typed = "sk_" + string.ascii_lowercase[:24] + "12"
+    text = f'$config = array(\n  "secret_key" => "{typed}",\n  "api_key" => "sk_{real}",\n);'
+    out, counts = MASKER.mask_text(text)
+    assert typed in out and real not in out and counts == {"password-assignment": 1}
 
 
 def test_pem_armour_without_a_key_is_left() -> None:
