@@ -1322,7 +1322,9 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
         "der-private-key",
         r"(?:^|[^A-Za-z0-9+/_-])(?P<secret>M(?:I[GHI]|Hc|C4)[A-Za-z0-9+/]{60,}={0,2})"
         r"(?:[^A-Za-z0-9+/=_-]|$)",
-        r"M(?:I[GHI]|Hc|C4)",
+        # the SEQUENCE's length, then the version INTEGER (`AgEA`, `AgEB`, or `IBA` after a
+        # two-byte length): written out, so base64 images and certificates rarely trigger it
+        r"MII[A-Za-z0-9+/][A-Za-z0-9+/][AQgw]IBA|MI[GH][A-Za-z0-9+/]AgE[AB]|MHcCAQEE|MC4CAQAw",
         _reject_not_der_private_key,
         family="private-key",
         examples=(
