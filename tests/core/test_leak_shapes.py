@@ -193,3 +193,52 @@ def test_the_preview_joins_lines_without_making_a_key_a_value() -> None:
     secret = fake(B62, 20, 31)
     line = preview(f"API_KEY=\nDB_PASSWORD={secret}\nLOG_LEVEL=debug", mask)
     assert line == "API_KEY= DB_PASSWORD=[REDACTED:password-assignment] LOG_LEVEL=debug"
+
+
+# Keys made by openssl at test time (none is stored): every private key format it writes, and
+# the public halves and a certificate that must be left alone.
+_OPENSSL_KEYS = {
+    "rsa-pkcs1": ["genrsa", "-traditional", "1024"],
+    "rsa-pkcs8": ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024"],
+    "ec-sec1-p256": ["ecparam", "-name", "prime256v1", "-genkey", "-noout"],
+    "ec-sec1-p384": ["ecparam", "-name", "secp384r1", "-genkey", "-noout"],
+    "ec-pkcs8": ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"],
+    "ed25519": ["genpkey", "-algorithm", "ed25519"],
+}
+
+
+def _openssl(*args: str, stdin: bytes = b"") -> bytes:
+    import subprocess
+
+    return subprocess.run(["openssl", *args], input=stdin, capture_output=True, check=True).stdout
+
+
+def _der_base64(pem: bytes) -> str:
+    """The base64 body of the first PEM block, its lines joined (the key without its armour)."""
+    lines = pem.decode().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("-----BEGIN"))
+    end = next(i for i, line in enumerate(lines) if i > start and line.startswith("-----END"))
+    return "".join(lines[start + 1 : end])
+
+
+@pytest.mark.parametrize("kind", sorted(_OPENSSL_KEYS))
+def test_a_private_key_without_its_pem_armour_is_masked_and_its_public_half_is_not(
+    kind: str,
+) -> None:
+    pem = _openssl(*_OPENSSL_KEYS[kind])
+    key = _der_base64(pem)
+    for text in (f"PRIVATE_KEY={key}", f'{{"signing_key": "{key}"}}', f"key:\n{key}\n"):
+        out, counts = MASKER.mask_text(text)
+        assert key not in out and counts == {"der-private-key": 1}, (kind, text[:40])
+    public = _der_base64(_openssl("pkey", "-pubout", stdin=pem))
+    assert MASKER.mask_text(f"PUBLIC_KEY={public}") == (f"PUBLIC_KEY={public}", {})
+
+
+def test_a_certificate_in_base64_is_not_a_private_key() -> None:
+    pem = _openssl(*_OPENSSL_KEYS["ec-pkcs8"])
+    cert = _openssl(
+        "req", "-new", "-x509", "-key", "/dev/stdin", "-subj", "/CN=replygate", "-days", "1",
+        stdin=pem,
+    )  # fmt: skip
+    body = _der_base64(cert)
+    assert MASKER.mask_text(f"ca_cert: {body}") == (f"ca_cert: {body}", {})
