@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -41,7 +40,8 @@ def fail_stop(reason: str) -> NoReturn:
     command line's own error line on standard error."""
     log.critical("stopping the worker: %s", reason)
     logging.shutdown()
-    print(f"replygate worker: error: {' '.join(reason.split())}", file=sys.stderr, flush=True)
+    # fd 2 itself: Faust's worker redirects `sys.stderr` into its logging, closed by now
+    os.write(2, f"replygate worker: error: {' '.join(reason.split())}\n".encode())
     os._exit(1)
 
 
