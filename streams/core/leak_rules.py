@@ -486,6 +486,26 @@ _DER_MIN_KEY: Final = 40
 _DER_KEY_HEADS: Final = frozenset({b"\x02\x01\x00\x02", b"\x02\x01\x00\x30", b"\x02\x01\x01\x04"})
 
 
+def _reject_not_pem_key_base64(secret: str, _before: str, _after: str) -> bool:
+    """Keep only base64 of a PEM block whose armour names a private key (a kubeconfig's
+    `client-key-data`); its `client-certificate-data` and public keys decode to other armour."""
+    head = secret[:_PEM_BASE64_HEAD]
+    try:
+        raw = base64.b64decode(head[: len(head) // 4 * 4], validate=True)
+    except ValueError:
+        return True
+    first = raw.split(b"\n", 1)[0]
+    return not (first.startswith(b"-----BEGIN ") and first.endswith(b"PRIVATE KEY-----"))
+
+
+# base64 characters enough to hold the longest armour line (`-----BEGIN ENCRYPTED PRIVATE KEY-----`)
+_PEM_BASE64_HEAD: Final = 72
+
+
+def _pem_base64_example(label: str, seed: str) -> str:
+    return base64.b64encode((_pem_example(label, "\n", seed) + "\n").encode()).decode()
+
+
 def _reject_docker_auth(secret: str, _before: str, _after: str) -> bool:
     """A docker config `auth` is base64 of `user:password`; anything else is not one."""
     try:
@@ -1017,6 +1037,32 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
         near_misses=('"auth": "required"', '{"auth": "bearer"}'),
         shape='`"auth": "` + base64(user:password)',
     ),
+    # A registry password on a container tool's command line (`docker login -p`, podman, nerdctl,
+    # buildah, skopeo, oras, `helm registry login`, `crane auth login`), quoted or not; the
+    # documented `--password-stdin` takes none. https://docs.docker.com/reference/cli/docker/login/
+    LeakRule(
+        "docker-login-password",
+        r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry|crane[ \t]+auth)"
+        r"[ \t]+login\b[^\r\n|;&]{0,300}?[ \t](?:-p|--password)(?:[ \t]{1,4}|=)(?:"
+        r"\"(?P<secret>[^\"\\\r\n]{1,256})\"|'(?P<secret2>[^'\\\r\n]{1,256})'"
+        r"|(?P<secret3>[^\s\"'\\<>|;&]{1,256}))",
+        r"(?:docker|podman|nerdctl|buildah|skopeo|oras|registry|auth)[ \t]+login",
+        _reject_pair_secret,
+        family="kubernetes-docker",
+        context=True,
+        examples=(
+            f"docker login -u deploy -p {_fake(_B62, 20, 'dl1')} registry.example.com",
+            f"podman login --username ci --password '{_fake(_B62, 24, 'dl2')}' quay.io",
+            f"helm registry login ghcr.io -u bot --password={_fake(_B62, 18, 'dl3')}",
+        ),
+        near_misses=(
+            "echo $CR_PAT | docker login ghcr.io -u USERNAME --password-stdin",
+            "docker login -u deploy -p $REGISTRY_PASSWORD registry.example.com",
+            "docker login -u user -p password registry.example.com",
+            "docker run -p 8080:80 nginx && docker login ghcr.io",
+        ),
+        shape="`docker login ... -p` / `--password` + password",
+    ),
     # A `user:password` pair in a field named for HTTP Basic auth (RFC 7617): `basic_auth`,
     # `basicAuth`, `http_auth`, `user_auth`, as the pair, its base64, or a `("user", "pw")`
     # tuple (Elasticsearch and requests clients). Only the password (or the base64) is masked.
@@ -1292,6 +1338,28 @@ SPECIFIC_RULES: tuple[LeakRule, ...] = (
             f"{_jwt_part({'alg': 'none'})}.{_jwt_part({'sub': _fake(_B62, 12, 'ju5')})}",
         ),
         shape='`eyJ` header with `"alg":"none"` `.` claims `.` (no signature)',
+    ),
+    # A PEM private key in base64 once more: a kubeconfig's `client-key-data`, a Helm value, a
+    # CI variable. Kept only when the armour it decodes to names a private key.
+    # https://kubernetes.io/docs/concepts/configuration/organize-cluster-access-kubeconfig/
+    LeakRule(
+        "pem-private-key-base64",
+        r"(?:^|[^A-Za-z0-9+/_-])(?P<secret>LS0tLS1CRUdJTi[A-Za-z0-9+/]{60,}={0,2})"
+        r"(?:[^A-Za-z0-9+/=_-]|$)",
+        r"LS0tLS1CRUdJTi",
+        _reject_not_pem_key_base64,
+        family="private-key",
+        examples=(
+            f"    client-key-data: {_pem_base64_example('RSA PRIVATE KEY', 'pb1')}",
+            f'TLS_KEY_B64="{_pem_base64_example("EC PRIVATE KEY", "pb2")}"',
+            f"signing: {_pem_base64_example('OPENSSH PRIVATE KEY', 'pb3')}",
+        ),
+        near_misses=(
+            f"    client-certificate-data: {_pem_base64_example('CERTIFICATE', 'pb4')}",
+            f"jwks_public: {_pem_base64_example('PUBLIC KEY', 'pb5')}",
+            "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQo= (the armour alone, no key)",
+        ),
+        shape="base64 of `-----BEGIN ... PRIVATE KEY-----` ...",
     ),
     # PEM private keys (RFC 7468 §10-11, OpenSSH, PGP armour): the whole block.
     LeakRule(

@@ -242,3 +242,20 @@ def test_a_certificate_in_base64_is_not_a_private_key() -> None:
     )  # fmt: skip
     body = _der_base64(cert)
     assert MASKER.mask_text(f"ca_cert: {body}") == (f"ca_cert: {body}", {})
+
+
+@pytest.mark.parametrize("kind", sorted(_OPENSSL_KEYS))
+def test_a_kubeconfig_client_key_is_masked_and_its_certificate_is_not(kind: str) -> None:
+    pem = _openssl(*_OPENSSL_KEYS[kind])
+    key = base64.b64encode(pem).decode()
+    cert = base64.b64encode(
+        _openssl("req", "-new", "-x509", "-key", "/dev/stdin", "-subj", "/CN=u", "-days", "1",
+                 stdin=pem)
+    ).decode()  # fmt: skip
+    kubeconfig = (
+        "users:\n- name: admin\n  user:\n"
+        f"    client-certificate-data: {cert}\n    client-key-data: {key}\n"
+    )
+    out, counts = MASKER.mask_text(kubeconfig)
+    assert key not in out and cert in out, kind
+    assert counts == {"pem-private-key-base64": 1}, counts
