@@ -2,7 +2,8 @@
 produced at a steady rate while the Deployment goes 2 -> 4 replicas, a worker pod crashes
 (its process SIGKILLed, the pod force-deleted) and it goes 4 -> 1 (graceful). Every turn has
 exactly one outcome, nothing conflicts, nothing is lost, no secret reaches a topic; the repeats
-and the longest delivery pause are reported (K8S_SCALE_TURNS, K8S_SCALE_RATE size the run)."""
+and the longest delivery pause are reported (K8S_SCALE_TURNS, K8S_SCALE_RATE size the run).
+Then a scale-in alone (2 -> 1: the pod's termination, SIGTERM) under traffic repeats nothing."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import os
 import signal
 import subprocess
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,8 @@ TURNS = int(os.environ.get("K8S_SCALE_TURNS", "5000"))
 RATE = float(os.environ.get("K8S_SCALE_RATE", "40"))
 # Each stage runs under traffic a while (and is scraped) before the next.
 HOLD_SECONDS = 15.0
+# The graceful scale-in's traffic: a third before the pod is terminated, the rest after.
+GRACEFUL_TURNS = int(os.environ.get("K8S_GRACEFUL_TURNS", "1200"))
 REPORT = Path(os.environ.get("K8S_REPORT_DIR", ".run")) / "k8s-scale-report.txt"
 # The corrector answers a cancelled turn late, so that its cancel is read first.
 SCRIPT = [
@@ -101,3 +105,36 @@ def test_scale_and_crash_under_traffic(workers: str, corrector: object, promethe
     assert report.secrets == 0
     assert report.dead_letters == 0
     assert report.corrected > 0  # the scripted corrector was reached from the pods
+
+
+def test_a_graceful_scale_in_under_traffic_repeats_nothing(workers: str, corrector: object) -> None:
+    """2 -> 1 replicas while turns flow: the terminated pod finishes its batch, commits and
+    leaves the group, so the worker taking its partitions starts where it stopped: every turn
+    one outcome and not one delivery twice (a crash may repeat; a graceful stop must not)."""
+    scale(2)
+    wait_ready(2)
+    run = uuid.uuid4().hex[:8] + "-"
+    producer = Producer(workers, GRACEFUL_TURNS, RATE, prefix=run)
+    producer.start()
+    try:
+        producer.wait_produced(GRACEFUL_TURNS // 3, 120)
+        stopping = {pod["metadata"]["name"] for pod in worker_pods()}
+        scale(1)
+        wait_ready(1)
+        assert len(stopping - {pod["metadata"]["name"] for pod in worker_pods()}) == 1
+        at = producer.produced
+    finally:
+        producer.join(GRACEFUL_TURNS / RATE + 300)
+    assert producer.error is None, producer.error
+    assert 0 < at < GRACEFUL_TURNS  # the pod stopped while turns were flowing
+    outputs = asyncio.run(read_outputs(workers, all_outcomes(GRACEFUL_TURNS, run), timeout=300))
+    report = judge([(t, k, v) for t, k, v, _ts in this_run(outputs, run)], GRACEFUL_TURNS,
+                   corrections=True)  # fmt: skip
+    line = f"graceful 2->1 at turn {at}: {report.line()}"
+    with REPORT.open("a") as out:
+        out.write(line + "\n")
+    print(line)
+    assert not report.lost, report.lost[:20]
+    assert not report.conflicting, report.conflicting[:20]
+    assert report.repeats == 0
+    assert report.corrected > 0

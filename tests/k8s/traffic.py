@@ -31,17 +31,18 @@ FIXABLE, HOPELESS, CANCELLED = "fixable prose", "hopeless prose", "cancelled pro
 RUN = uuid.uuid4().hex[:8] + "-"
 
 
-def turn(i: int) -> tuple[str, dict[str, Any]]:
+def turn(i: int, run: str = RUN) -> tuple[str, dict[str, Any]]:
     """Turn i as crash_harness.expected() judges it: i % 10 == 0 ends in a notice (the corrector
-    answers prose again), 5 is corrected, 7 is cancelled, 3 carries a secret, the rest are valid."""
+    answers prose again), 5 is corrected, 7 is cancelled, 3 carries a secret, the rest are valid.
+    `run`: the prefix of its turn id (another for each traffic run of one session)."""
     prose = {0: HOPELESS, 5: FIXABLE, 7: CANCELLED}.get(i % 10)
     if prose is None:
-        return plain_turn(i)
+        return plain_turn(i, run=run)
     conv = conversation(i)
-    return conv, raw_reply(turn_id=f"{RUN}t-{i}", conversation_id=conv, output={"text": prose})
+    return conv, raw_reply(turn_id=f"{run}t-{i}", conversation_id=conv, output={"text": prose})
 
 
-def plain_turn(i: int, parts: int = 1) -> tuple[str, dict[str, Any]]:
+def plain_turn(i: int, parts: int = 1, run: str = RUN) -> tuple[str, dict[str, Any]]:
     """Turn i as a valid reply of `parts` text segments (each one more to check, for a few
     bytes), with a secret to mask when i % 10 == 3: no correction."""
     conv = conversation(i)
@@ -49,11 +50,11 @@ def plain_turn(i: int, parts: int = 1) -> tuple[str, dict[str, Any]]:
     segments = [{"type": "text", "data": {"text": f"answer {i}{secret}"}}]
     segments += [{"type": "text", "data": {"text": f"{n}. ok"}} for n in range(1, parts)]
     text = im_text(segments)
-    return conv, raw_reply(turn_id=f"{RUN}t-{i}", conversation_id=conv, output={"text": text})
+    return conv, raw_reply(turn_id=f"{run}t-{i}", conversation_id=conv, output={"text": text})
 
 
-def cancel(i: int) -> dict[str, Any]:
-    return {"turn_id": f"{RUN}t-{i}", "conversation_id": conversation(i), "action": "cancel"}
+def cancel(i: int, run: str = RUN) -> dict[str, Any]:
+    return {"turn_id": f"{run}t-{i}", "conversation_id": conversation(i), "action": "cancel"}
 
 
 @dataclass(eq=False)  # a Thread: hashed by identity
@@ -71,6 +72,7 @@ class Producer(threading.Thread):
     stop: threading.Event = field(default_factory=threading.Event)
     plain: bool = False
     parts: int = 1  # segments of each plain turn (`plain_turn`)
+    prefix: str = RUN  # of the turn ids (`turn`)
 
     def __post_init__(self) -> None:
         super().__init__(daemon=True)
@@ -93,11 +95,13 @@ class Producer(threading.Thread):
                 if self.stop.is_set():
                     break
                 await asyncio.sleep(max(0.0, t0 + i / self.rate - time.monotonic()))
-                _conv, record = plain_turn(i, self.parts) if self.plain else turn(i)
+                _conv, record = (
+                    plain_turn(i, self.parts, self.prefix) if self.plain else turn(i, self.prefix)
+                )
                 self.sent_ms.append(int(time.time() * 1000))
                 sent.append(await agent.submit(input_record(record)))
                 if i % 10 == 7 and not self.plain:
-                    sent.append(await agent.submit(input_record(cancel(i))))
+                    sent.append(await agent.submit(input_record(cancel(i, self.prefix))))
                 self.produced = i + 1
             await asyncio.gather(*sent)
 
@@ -151,27 +155,27 @@ async def read_outputs(
     )
 
 
-def this_run(records: list[Record]) -> list[Record]:
+def this_run(records: list[Record], run: str = RUN) -> list[Record]:
     """This run's output records, with the run prefix taken off the ids (`t-<i>`, as
     crash_harness.judge reads them); a dead letter is this run's when it quotes the prefix."""
     out: list[Record] = []
     for topic, key, value, ts in records:
         if topic == "replies.dlq":
-            if RUN.encode() in value:
+            if run.encode() in value:
                 out.append((topic, key, value, ts))
             continue
         record = orjson.loads(value)
         field_name = "delivery_id" if topic == "delivery.im" else "turn_id"
         ident = str(record.get(field_name, ""))
-        if ident.startswith(RUN):
-            record[field_name] = ident.removeprefix(RUN)
+        if ident.startswith(run):
+            record[field_name] = ident.removeprefix(run)
             out.append((topic, key, orjson.dumps(record), ts))
     return out
 
 
-def all_outcomes(total: int) -> Callable[[list[Record]], bool]:
+def all_outcomes(total: int, run: str = RUN) -> Callable[[list[Record]], bool]:
     want = delivered_count(total, corrections=True)
-    prefixed = RUN + "t-"
+    prefixed = run + "t-"
 
     def complete(records: list[Record]) -> bool:
         ids = {
