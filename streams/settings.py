@@ -66,6 +66,9 @@ class CorrectorSettings(BaseModel):
     model: str = "gpt-4o-mini"
     api_key: SecretStr = SecretStr("")
     timeout_seconds: float = Field(default=30.0, gt=0, le=300)
+    # Completions in flight per worker: a worker corrects about `concurrency` / the model's
+    # latency turns a second, and each holds at most one 1 MiB response.
+    concurrency: int = Field(default=16, ge=1, le=256)
 
 
 class SchemaContractEntry(BaseModel):

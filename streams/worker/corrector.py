@@ -32,8 +32,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("replygate.corrector")
 
 MAX_RESPONSE_BYTES: Final = 1024 * 1024
-# HTTP calls are slow and independent: a few at a time, not one per record.
-CONCURRENCY: Final = 4
 PROVIDER: Final = "corrector"
 _PROVIDER_MAX_CHARS: Final = 200
 
@@ -256,4 +254,6 @@ def register_corrector(
                     raise
                 log.info("published the correction of turn %s", reply.turn_id)
 
-    return app.agent(corrections, name="replygate-corrector", concurrency=CONCURRENCY)(corrector)
+    # HTTP calls are slow and independent: `concurrency` actors share the stream.
+    agent = app.agent(corrections, name="replygate-corrector", concurrency=settings.concurrency)
+    return agent(corrector)

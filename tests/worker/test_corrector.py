@@ -18,7 +18,6 @@ from streams.broker.topology import Topology
 from streams.core.pipeline import Source
 from streams.settings import CorrectorSettings, Settings
 from streams.worker.corrector import (
-    CONCURRENCY,
     CorrectionFailed,
     build_messages,
     complete,
@@ -380,9 +379,12 @@ def test_register_corrector_adds_a_concurrent_agent_on_the_corrections_topic(
     )
     settings = Settings(topic_prefix="p.", corrector=CorrectorSettings(enabled=True))
     agent = register_corrector(app, settings.corrector, Topology.of(settings), settings.partitions)
-    assert agent.concurrency == CONCURRENCY > 1
+    assert agent.concurrency == settings.corrector.concurrency == 16
     assert tuple(agent.channel.topics) == ("p.corrections.requests",)
     assert agent in app.agents.values()
+    many = CorrectorSettings(enabled=True, concurrency=64)
+    app.agents.clear()
+    assert register_corrector(app, many, Topology.of(settings), 8).concurrency == 64
 
 
 @pytest.mark.parametrize("contract", ["im.segments.v1", "text.plain.v1"])
