@@ -76,9 +76,9 @@ class GateApp(InLoopApp):
         self.startup = startup
         # input offsets the consumer skipped (never committed; the worker stops on them)
         self.holes: list[str] = []
-        # (topic, partition) -> log start offset, for input partitions the group never committed
+        # (topic, partition) -> log start offset, for partitions the group never committed
         self.log_starts: dict[tuple[str, int], int] = {}
-        # looks up the log starts of input partitions (`OffsetWatch.learn_assigned_log_starts`)
+        # looks up the log starts of assigned partitions (`OffsetWatch.learn_assigned_log_starts`)
         self.learn_log_starts: Callable[[Iterable[Any]], Awaitable[None]] | None = None
         super().__init__(*args, **options)
 

@@ -104,11 +104,14 @@ class OffsetWatch:
                 fail_stop(stuck)
 
     async def learn_assigned_log_starts(self, assigned: Iterable[Any]) -> None:
-        """`learn_log_starts` for newly assigned input partitions, bounded: the rebalance
-        waits for it, and a stop must not hang on it. If it fails, those partitions commit
-        nothing until the watchdog's own look-up answers."""
+        """`learn_log_starts` for every newly assigned partition, bounded: the rebalance waits
+        for it, and a stop must not hang on it. Every one, not only the gate's inputs: the
+        corrector's requests commit through the same guard, and a partition whose log start is
+        unknown never commits (a new owner would ask the model again for every request). If it
+        fails, those partitions commit nothing until the watchdog's own look-up answers."""
+        tps = _aiokafka_tps(assigned)
         try:
-            await asyncio.wait_for(self.learn_log_starts(self._owned(assigned)), LOG_START_SECONDS)
+            await asyncio.wait_for(self.learn_log_starts(tps), LOG_START_SECONDS)
         except Exception as exc:
             log.warning("log start offsets not known yet (%s)", type(exc).__name__)
 
@@ -131,9 +134,7 @@ class OffsetWatch:
 
     def _owned(self, tps: Iterable[Any]) -> list[Any]:
         """The input partitions among `tps`, as aiokafka's own TopicPartitions."""
-        from aiokafka import TopicPartition
-
-        return [TopicPartition(tp.topic, tp.partition) for tp in tps if tp.topic in self.inputs]
+        return _aiokafka_tps(tp for tp in tps if tp.topic in self.inputs)
 
     async def _committed(self, tps: list[Any]) -> dict[Any, int]:
         """The group's committed offsets, as the broker has them."""
@@ -158,3 +159,10 @@ class OffsetWatch:
             await client.start()
             self.offsets_client = client
         return self.offsets_client
+
+
+def _aiokafka_tps(tps: Iterable[Any]) -> list[Any]:
+    """Faust's TopicPartitions as aiokafka's own (its clients want those)."""
+    from aiokafka import TopicPartition
+
+    return [TopicPartition(tp.topic, tp.partition) for tp in tps]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from streams.worker.corrector import (
 from tests.support.gates import disk_gate
 from tests.support.kafka import Deployment, by_topic, collect, free_port, produce, publish
 from tests.support.samples import im_text, raw_reply
+from tests.worker.test_kafka_security import readyz
 
 NOW = datetime(2026, 11, 30, 12, 0, 5, tzinfo=UTC)
 GOOD = im_text([{"type": "text", "data": {"text": "The corrected answer"}}])
@@ -408,3 +410,47 @@ def test_a_100000_character_invalid_reply_is_never_cut(tmp_path: Path, contract:
     parsed = parse_request(record_json(decision.output))
     (_, user) = build_messages(parsed)
     assert text in user["content"]
+
+
+@pytest.mark.kafka
+def test_a_restarted_corrector_does_not_ask_the_model_again(tmp_path: Path) -> None:
+    """The corrector's reading position is committed like the gate's: a worker that takes its
+    partitions over (a restart, a rebalance) starts after the requests already answered, and
+    the model is not asked again for turns long finished."""
+    deployment = Deployment(partitions=2)
+    deployment.create_topics()
+    t = deployment.topic
+    turns = [f"t-once-{i}" for i in range(4)]
+    replies = [
+        ("c-once", raw_reply(turn_id=turn, conversation_id="c-once", output={"text": "prose"}))
+        for turn in turns
+    ]
+    env = {"REPLYGATE_CORRECTOR__ENABLED": "true", "REPLYGATE_CORRECTION_DEADLINE_SECONDS": "60"}
+    with ScriptedLLM([Canned("prose", content=GOOD)]) as llm:
+        env["REPLYGATE_CORRECTOR__BASE_URL"] = llm.base_url
+        deployment.start_worker(tmp_path, **env)
+        try:
+            asyncio.run(publish(deployment.settings(), t("replies.raw"), replies))
+            delivered = asyncio.run(
+                collect(
+                    [t("delivery.im")],
+                    until=lambda rs: len(rs) >= len(turns),
+                    timeout=90,
+                    settle=2.0,
+                )
+            )
+            assert len(delivered) == len(turns), deployment.log_tail()
+            time.sleep(2.0)  # past the commit interval
+        finally:
+            deployment.stop_all()
+        assert len(llm.requests()) == len(turns)
+        worker = deployment.start_worker(tmp_path, **env)
+        try:
+            started = time.monotonic()
+            while readyz(worker.metrics_port) != 200 and time.monotonic() - started < 60:  # type: ignore[attr-defined]
+                time.sleep(0.5)
+            time.sleep(5.0)  # time to read anything left on corrections.requests
+        finally:
+            deployment.stop_all()
+        asked = llm.requests()
+    assert len(asked) == len(turns), f"asked {len(asked)} times for {len(turns)} turns"
