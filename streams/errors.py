@@ -13,6 +13,11 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
+def error_line(command: str, message: str) -> str:
+    """The one shape of every command's error: `replygate COMMAND: error: MESSAGE`, one line."""
+    return f"replygate {command}: error: {' '.join(message.split())}"
+
+
 class ReplygateError(Exception):
     """The root: something replygate itself refuses or cannot do, said in one line."""
 

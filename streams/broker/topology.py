@@ -18,7 +18,7 @@ from types import MappingProxyType
 
 from streams.broker.options import aiokafka_options
 from streams.broker.ready import KafkaNotReady, create_errors, describe, retry, wait_for_leaders
-from streams.errors import RuntimeFailure
+from streams.errors import RuntimeFailure, error_line
 from streams.settings import GateSettings, KafkaSettings, Settings
 
 # The worker's turn table; Faust names its changelog `<app_id>-<table>-changelog`.
@@ -274,14 +274,13 @@ def run_topics(settings: Settings) -> int:
         try:
             created = asyncio.run(create_topics(Topology.of(settings), settings))
         except PartitionsDiffer as exc:
-            print(f"replygate topics: error: {exc}", file=sys.stderr)
+            print(error_line("topics", str(exc)), file=sys.stderr)
             return 1
         except (KafkaError, KafkaNotReady, TopicsRefused, OSError) as exc:
-            print(
-                "replygate topics: error: cannot create the topics on "
-                f"{settings.kafka_bootstrap_servers}: {seen.cause() or describe(exc)}",
-                file=sys.stderr,
-            )
+            servers = settings.kafka_bootstrap_servers
+            cause = seen.cause() or describe(exc)
+            line = error_line("topics", f"cannot create the topics on {servers}: {cause}")
+            print(line, file=sys.stderr)
             return 1
     for name in sorted(Topology.of(settings).for_creation()):
         print(f"{'created' if name in created else 'exists '} {name}")

@@ -21,7 +21,7 @@ from typing import IO, TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
 from streams.cli.command import Command, add_config, help_text
-from streams.errors import ConfigError
+from streams.errors import ConfigError, error_line
 
 if TYPE_CHECKING:
     from schemas.contract import ReplyContract
@@ -161,7 +161,7 @@ async def _read(
         # Nothing more can be written: the delivery in progress was not recorded, so the next
         # start hands it on again. Point stdout at /dev/null so the exit's flush stays quiet.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        print("replygate deliveries: error: standard output was closed; stopping", file=sys.stderr)
+        print(error_line("deliveries", "standard output was closed; stopping"), file=sys.stderr)
         return EXIT_FAILED
     finally:
         if webhook is not None:

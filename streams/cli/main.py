@@ -15,7 +15,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import IO, Any
 
 from streams.cli.command import Command
-from streams.errors import EXIT_USAGE, MissingExtra, ReplygateError
+from streams.errors import EXIT_USAGE, MissingExtra, ReplygateError, error_line
 
 # The subcommands, in the order `replygate -h` lists them; each module has a `COMMAND`.
 COMMAND_MODULES = (
@@ -74,8 +74,8 @@ def _build_parser(
 
 def report(command: str, exc: ReplygateError) -> int:
     """The one error line of a run, and the status its kind of error means."""
-    message = " ".join(str(exc).split()) or type(exc).__name__
-    print(f"replygate {command}: error: {message}", file=sys.stderr)
+    message = str(exc) if str(exc).strip() else type(exc).__name__
+    print(error_line(command, message), file=sys.stderr)
     return exc.exit_status
 
 

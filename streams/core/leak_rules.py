@@ -16,7 +16,6 @@ Triggers use no counted repetition, which keeps that one combined DFA small and 
 from __future__ import annotations
 
 import base64
-import itertools
 import json
 import math
 import random
@@ -172,18 +171,16 @@ _RUN_OF_FIVE = re.compile(r"(.)\1{4}")
 # runs stay secrets (`AKIAABCDEFGHIJKLMNOP` in tests), and so do digits in order (`1234567890`
 # stands inside values that are otherwise random).
 _ALPHABET_RUN: Final = 20
+# Every such run holds one of these 14 (7 a case): substring searches, not a loop in Python.
+_ALPHABET_PIECES: Final = tuple(
+    letters[i : i + _ALPHABET_RUN]
+    for letters in (string.ascii_lowercase, string.ascii_uppercase)
+    for i in range(len(letters) - _ALPHABET_RUN + 1)
+)
 
 
 def _alphabet_run(value: str) -> bool:
-    run = 1
-    for a, b in itertools.pairwise(value):
-        if a.isascii() and a.isalpha() and b.isalpha() and ord(b) == ord(a) + 1:
-            run += 1
-            if run >= _ALPHABET_RUN:
-                return True
-        else:
-            run = 1
-    return False
+    return any(piece in value for piece in _ALPHABET_PIECES)
 
 
 def _entropy(counts: Counter[str], n: int) -> float:
@@ -410,14 +407,20 @@ def _jwt_base64(seed: str) -> str:
     return base64.b64encode((token + _fake(_URL, 43, seed + "s")).encode()).decode()
 
 
+def _b64(text: str, *, urlsafe: bool = False) -> bytes | None:
+    """Base64 (or base64url) as a secret is written, padding optional; None when it is not."""
+    if urlsafe:
+        text = text.replace("-", "+").replace("_", "/")
+    try:
+        return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+    except ValueError:
+        return None
+
+
 def _reject_not_jwt_base64(secret: str, _before: str, _after: str) -> bool:
     """Keep only what decodes to a three-part JWT (header, claims, signature)."""
-    text = secret.replace("-", "+").replace("_", "/")
-    try:
-        raw = base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
-    except ValueError:
-        return True
-    return _JWT_TEXT.match(raw.decode("latin-1")) is None
+    raw = _b64(secret, urlsafe=True)
+    return raw is None or _JWT_TEXT.match(raw.decode("latin-1")) is None
 
 
 _JWT_TEXT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.ey[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}")
@@ -431,10 +434,10 @@ def _jwt_part(obj: dict[str, object]) -> str:
 
 def _json_segment(segment: str) -> object:
     """A JWT segment decoded to JSON, or None when it is not base64url of a JSON text."""
+    raw = _b64(segment, urlsafe=True)
     try:
-        raw = base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
-        return json.loads(raw.decode("utf-8"))
-    except ValueError:  # binascii, UTF-8 and JSON errors are all ValueErrors
+        return None if raw is None else json.loads(raw.decode("utf-8"))
+    except ValueError:  # UTF-8 and JSON errors are ValueErrors
         return None
 
 
@@ -470,8 +473,10 @@ def _reject_not_der_private_key(secret: str, _before: str, _after: str) -> bool:
     Certificates and public keys start with a SEQUENCE instead, and are left. Only whole
     quanta are decoded: a key whose tail is cut or garbled is still a key."""
     data = secret.rstrip("=")
-    raw = base64.b64decode(data[: len(data) // 4 * 4], validate=True)
-    if len(raw) < _DER_MIN_KEY or raw[0] != 0x30:
+    if len(data) // 4 * 3 < _DER_MIN_KEY:  # the bytes its whole quanta hold
+        return True
+    raw = _b64(data[:_DER_HEAD_CHARS])  # all the checks below read: 12 bytes
+    if raw is None or raw[0] != 0x30:
         return True
     size = raw[1]
     start = 2 + (size & 0x7F if size & 0x80 else 0)
@@ -483,16 +488,16 @@ def _reject_not_der_private_key(secret: str, _before: str, _after: str) -> bool:
 
 # The shortest private key in DER (Ed25519 in PKCS#8) has 48 bytes.
 _DER_MIN_KEY: Final = 40
+# SEQUENCE, a length of up to 3 bytes, then the 4 bytes of the version and what follows it.
+_DER_HEAD_CHARS: Final = 16
 _DER_KEY_HEADS: Final = frozenset({b"\x02\x01\x00\x02", b"\x02\x01\x00\x30", b"\x02\x01\x01\x04"})
 
 
 def _reject_not_pem_key_base64(secret: str, _before: str, _after: str) -> bool:
     """Keep only base64 of a PEM block whose armour names a private key (a kubeconfig's
     `client-key-data`); its `client-certificate-data` and public keys decode to other armour."""
-    head = secret[:_PEM_BASE64_HEAD]
-    try:
-        raw = base64.b64decode(head[: len(head) // 4 * 4], validate=True)
-    except ValueError:
+    raw = _b64(secret[:_PEM_BASE64_HEAD])  # the regex's 74 characters at least: whole
+    if raw is None:
         return True
     first = raw.split(b"\n", 1)[0]
     return not (first.startswith(b"-----BEGIN ") and first.endswith(b"PRIVATE KEY-----"))
@@ -508,11 +513,8 @@ def _pem_base64_example(label: str, seed: str) -> str:
 
 def _reject_docker_auth(secret: str, _before: str, _after: str) -> bool:
     """A docker config `auth` is base64 of `user:password`; anything else is not one."""
-    try:
-        raw = base64.b64decode(secret + "=" * (-len(secret) % 4), validate=True)
-    except ValueError:
-        return True
-    return b":" not in raw or is_placeholder(secret)
+    raw = _b64(secret)
+    return raw is None or b":" not in raw or is_placeholder(secret)
 
 
 def _reject_pair_secret(secret: str, _before: str, _after: str) -> bool:
@@ -536,9 +538,8 @@ def _reject_basic_auth_field(secret: str, before: str, after: str) -> bool:
     """The whole value right after the key must be base64 of `user:password`; a password after
     `user:` or in a tuple is judged like a `curl -u` password (no placeholders, no words)."""
     if _BASIC_KEY_END.search(before) is not None:
-        try:
-            raw = base64.b64decode(secret + "=" * (-len(secret) % 4), validate=True)
-        except ValueError:
+        raw = _b64(secret)
+        if raw is None:
             return True
         user, sep, password = raw.decode("latin-1").partition(":")
         if not sep or _BASIC_USER.fullmatch(user) is None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from streams.broker.refusals import denied, is_denied
+from streams.errors import EXIT_FAILED, EXIT_USAGE, error_line
 
 log = logging.getLogger("replygate.worker")
 
@@ -39,10 +40,21 @@ def fail_stop(reason: str) -> NoReturn:
     expected condition (no broker) ends in one line, not a traceback: the log's, and the
     command line's own error line on standard error."""
     log.critical("stopping the worker: %s", reason)
+    _exit_with(reason, EXIT_FAILED)
+
+
+def refuse_start(reason: str) -> NoReturn:
+    """Exit 2 at start, with one line: the deployment is set up wrong, and a restart would
+    not help (unlike `fail_stop`'s exit 1)."""
+    _exit_with(reason, EXIT_USAGE)
+
+
+def _exit_with(reason: str, status: int) -> NoReturn:
+    """The error line on fd 2 itself (Faust's worker has put a logger in place of
+    `sys.stderr`, shut down here first), then out without any finally block."""
     logging.shutdown()
-    # fd 2 itself: Faust's worker redirects `sys.stderr` into its logging, closed by now
-    os.write(2, f"replygate worker: error: {' '.join(reason.split())}\n".encode())
-    os._exit(1)
+    os.write(2, f"{error_line('worker', reason)}\n".encode())
+    os._exit(status)
 
 
 def send_now(producer: Callable[[], Any]) -> Callable[[], None]:

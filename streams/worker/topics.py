@@ -4,26 +4,16 @@ topic not known ahead (a new platform's) declared when a batch first sends to it
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any
 
 from streams.broker.options import aiokafka_options, identity
 from streams.broker.topology import Topology
 from streams.settings import KafkaSettings
-from streams.worker.sender import fail_stop
+from streams.worker.sender import fail_stop, refuse_start
 
 log = logging.getLogger("replygate.worker")
-
-
-def refuse_start(reason: str) -> NoReturn:
-    """Exit 2 at start, with one line: the deployment is set up wrong, and a restart would
-    not help (unlike `fail_stop`'s exit 1)."""
-    # fd 2 itself: Faust's worker has put a logger in place of sys.stderr
-    os.write(2, f"replygate worker: error: {reason}\n".encode())
-    logging.shutdown()
-    os._exit(2)
 
 
 async def create_at_start(topology: Topology, kafka: KafkaSettings) -> None:

@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -25,12 +24,14 @@ from tests.k8s.traffic import (
     GOOD,
     HOPELESS,
     Producer,
+    Record,
     all_outcomes,
     longest_wait_s,
+    new_run,
     read_outputs,
     this_run,
 )
-from tests.support.crash_harness import judge
+from tests.support.crash_harness import Report, judge
 
 TURNS = int(os.environ.get("K8S_SCALE_TURNS", "5000"))
 RATE = float(os.environ.get("K8S_SCALE_RATE", "40"))
@@ -63,6 +64,13 @@ def crash(pod: dict[str, object]) -> None:
     kubectl("-n", "replygate", "delete", "pod", meta["name"], "--grace-period=0", "--force")
 
 
+def outcomes(workers: str, turns: int, run: str) -> tuple[list[Record], Report]:
+    """A traffic run's output records (its own, ids without the prefix) once every turn has
+    its outcome, and how they judge."""
+    records = this_run(asyncio.run(read_outputs(workers, all_outcomes(turns, run), 300)), run)
+    return records, judge([(t, k, v) for t, k, v, _ts in records], turns, corrections=True)
+
+
 @pytest.fixture
 def corrector() -> object:
     """The scripted corrector on the pod bridge's gateway, where the local overlay points."""
@@ -91,8 +99,7 @@ def test_scale_and_crash_under_traffic(workers: str, corrector: object, promethe
     finally:
         producer.join(TURNS / RATE + 300)
     assert producer.error is None, producer.error
-    records = this_run(asyncio.run(read_outputs(workers, all_outcomes(TURNS), timeout=300)))
-    report = judge([(t, k, v) for t, k, v, _ts in records], TURNS, corrections=True)
+    records, report = outcomes(workers, TURNS, producer.prefix)
     pause = longest_wait_s(records, producer.sent_ms)
     line = f"{report.line()} longest_wait_s={pause:.2f} rate={RATE:g}/s steps: {'; '.join(steps)}"
     REPORT.parent.mkdir(parents=True, exist_ok=True)
@@ -113,7 +120,7 @@ def test_a_graceful_scale_in_under_traffic_repeats_nothing(workers: str, correct
     one outcome and not one delivery twice (a crash may repeat; a graceful stop must not)."""
     scale(2)
     wait_ready(2)
-    run = uuid.uuid4().hex[:8] + "-"
+    run = new_run()
     producer = Producer(workers, GRACEFUL_TURNS, RATE, prefix=run)
     producer.start()
     try:
@@ -127,9 +134,7 @@ def test_a_graceful_scale_in_under_traffic_repeats_nothing(workers: str, correct
         producer.join(GRACEFUL_TURNS / RATE + 300)
     assert producer.error is None, producer.error
     assert 0 < at < GRACEFUL_TURNS  # the pod stopped while turns were flowing
-    outputs = asyncio.run(read_outputs(workers, all_outcomes(GRACEFUL_TURNS, run), timeout=300))
-    report = judge([(t, k, v) for t, k, v, _ts in this_run(outputs, run)], GRACEFUL_TURNS,
-                   corrections=True)  # fmt: skip
+    _records, report = outcomes(workers, GRACEFUL_TURNS, run)
     line = f"graceful 2->1 at turn {at}: {report.line()}"
     with REPORT.open("a") as out:
         out.write(line + "\n")

@@ -26,9 +26,15 @@ OUTPUT_TOPICS = ("delivery.im", "corrections.requests", "replies.dlq")
 # The scripted corrector's answers, chosen by what the invalid reply says (its prose).
 GOOD = im_text([{"type": "text", "data": {"text": "The corrected answer"}}])
 FIXABLE, HOPELESS, CANCELLED = "fixable prose", "hopeless prose", "cancelled prose"
-# This run's turn ids start with it: a turn id the broker's workers finished in an earlier run
-# (the same cluster, KEEP_CLUSTER=1) would be dropped as a repeat.
-RUN = uuid.uuid4().hex[:8] + "-"
+
+
+def new_run() -> str:
+    """A prefix for one traffic run's turn ids: a turn id the workers finished in an earlier
+    run (the same cluster, KEEP_CLUSTER=1, or an earlier test) would be dropped as a repeat."""
+    return uuid.uuid4().hex[:8] + "-"
+
+
+RUN = new_run()  # this session's default run
 
 
 def turn(i: int, run: str = RUN) -> tuple[str, dict[str, Any]]:

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -366,3 +367,25 @@ def worker_exit(proc: subprocess.Popen[bytes], timeout: float = 90.0) -> int | N
         return proc.wait(timeout)
     except subprocess.TimeoutExpired:
         return None
+
+
+def readyz(port: int) -> int | None:
+    """A worker's /readyz status, or None when nothing listens on its metrics port."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except OSError:
+        return None  # nothing listens
+
+
+def wait_ready(workers: list[Any], seconds: float = 120.0) -> None:
+    """Until every worker answers /readyz (no rebalance under way), twice a few seconds apart."""
+    deadline = time.monotonic() + seconds
+    steady = 0
+    while steady < 2 and time.monotonic() < deadline:
+        ready = all(readyz(w.metrics_port) == 200 for w in workers)
+        steady = steady + 1 if ready else 0
+        time.sleep(3 if ready else 0.5)
+    assert steady >= 2, "the workers did not become ready"

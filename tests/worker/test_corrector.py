@@ -30,9 +30,16 @@ from streams.worker.corrector import (
     reply_json,
 )
 from tests.support.gates import disk_gate
-from tests.support.kafka import Deployment, by_topic, collect, free_port, produce, publish
+from tests.support.kafka import (
+    Deployment,
+    by_topic,
+    collect,
+    free_port,
+    produce,
+    publish,
+    wait_ready,
+)
 from tests.support.samples import im_text, raw_reply
-from tests.worker.test_kafka_security import readyz
 
 NOW = datetime(2026, 11, 30, 12, 0, 5, tzinfo=UTC)
 GOOD = im_text([{"type": "text", "data": {"text": "The corrected answer"}}])
@@ -446,10 +453,7 @@ def test_a_restarted_corrector_does_not_ask_the_model_again(tmp_path: Path) -> N
         assert len(llm.requests()) == len(turns)
         worker = deployment.start_worker(tmp_path, **env)
         try:
-            started = time.monotonic()
-            while readyz(worker.metrics_port) != 200 and time.monotonic() - started < 60:  # type: ignore[attr-defined]
-                time.sleep(0.5)
-            time.sleep(5.0)  # time to read anything left on corrections.requests
+            wait_ready([worker])  # ready twice, seconds apart: time to read what is left
         finally:
             deployment.stop_all()
         asked = llm.requests()

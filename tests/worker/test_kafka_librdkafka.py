@@ -9,7 +9,6 @@ attempt 1 to the partition of the attempt 0 it answers, where the turn's state i
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +18,8 @@ from aiokafka.partitioner import murmur2
 from confluent_kafka import Producer
 from replygate_dev.scripted_llm import Canned, ScriptedLLM
 
-from tests.support.kafka import Deployment, collect_messages
+from tests.support.kafka import Deployment, collect_messages, wait_ready
 from tests.support.samples import im_text, raw_reply
-from tests.worker.test_kafka_security import readyz
 
 pytestmark = pytest.mark.kafka
 
@@ -72,17 +70,6 @@ def produce_with_librdkafka(deployment: Deployment) -> dict[str, int]:
         )
     assert producer.flush(30) == 0 and not errors, errors
     return landed
-
-
-def wait_ready(workers: list[Any], seconds: float = 120.0) -> None:
-    """Until every worker answers /readyz (no rebalance under way), twice a few seconds apart."""
-    deadline = time.monotonic() + seconds
-    steady = 0
-    while steady < 2 and time.monotonic() < deadline:
-        ready = all(readyz(w.metrics_port) == 200 for w in workers)
-        steady = steady + 1 if ready else 0
-        time.sleep(3 if ready else 0.5)
-    assert steady >= 2, "the workers did not become ready"
 
 
 @pytest.mark.timeout(300)

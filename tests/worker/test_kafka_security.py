@@ -21,8 +21,6 @@ import shutil
 import ssl
 import subprocess
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -39,7 +37,7 @@ from pydantic import SecretStr
 from streams.broker.options import aiokafka_options, faust_broker_options, ssl_context
 from streams.broker.topology import Topology, create_topics
 from streams.settings import KafkaSecurity, Settings
-from tests.support.kafka import Deployment, PrivateBroker, collect, free_port, produce
+from tests.support.kafka import Deployment, PrivateBroker, collect, free_port, produce, readyz
 from tests.support.samples import raw_reply
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -373,16 +371,6 @@ def sasl_deployment(broker: PrivateBroker, mechanism: str, loglevel: str) -> Dep
     settings = deployment.settings(kafka_security=sec)
     asyncio.run(create_topics(Topology.of(settings), settings))
     return deployment
-
-
-def readyz(port: int) -> int | None:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as exc:
-        return exc.code
-    except OSError:
-        return None  # nothing listens
 
 
 def one_reply(deployment: Deployment, mechanism: str) -> tuple[str, str, dict[str, Any]]:

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.kafka import REPO, Deployment, collect, publish
+from tests.support.kafka import REPO, Deployment, collect, publish, readyz
 from tests.support.samples import raw_reply
-from tests.worker.test_kafka_security import readyz
 
 pytestmark = pytest.mark.kafka
 
