@@ -207,6 +207,19 @@ SHARED_CODES: Final = table(
        "a tool call's arguments.",
        "blocks[0].series[0].values[2]", "Input should be a finite number",
        "is too large to be a finite number"),
+    CONTROL_CHARACTER := _c(
+       "control_character", (ANY,),
+       "NUL, another C0 or a C1 control character (tab, line feed and carriage return are "
+       "fine), or a bidirectional embedding, override or isolate character (U+202A-U+202E, "
+       "U+2066-U+2069) in a string of the reply: a reader's terminal or client would act on "
+       "it. The marks U+200E, U+200F and U+061C stay valid. The path names the code point's "
+       "index in the string (or the key that holds one). Also in a progress summary's text, "
+       "where DEL (U+007F) is refused too.",
+       "segments[0].data.text[5]",
+       "contains the control character U+001B; only tab, line feed and carriage return are "
+       "allowed, and no bidirectional override, embedding or isolate",
+       "contains the control character U+{code_point:04X}; only tab, line feed and carriage "
+       "return are allowed, and no bidirectional override, embedding or isolate"),
     _c("out_of_range", (ANY, RECORD), "A number outside its bounds (e.g. `attempt` is 0 or 1).",
        "attempt", "Input should be less than or equal to 1"),
     _c("invalid_format", (ANY, RECORD), "A string that does not match its pattern.",
@@ -705,7 +718,8 @@ def catalogue(contract_codes: ContractCodes) -> str:
         *((title or _place(key), _first_in(SHARED_CODES, key)) for key, title in _LAST_SECTIONS),
     ]
     for title, listed in sections:
-        out += ["", f"## {title}", "", *_rows(listed, with_example=True)]
+        if listed:  # a contract whose rules are all shared ones has no section of its own
+            out += ["", f"## {title}", "", *_rows(listed, with_example=True)]
     out += [
         "",
         "## Dead-letter reasons",

@@ -10,7 +10,7 @@ from typing import Final
 
 from schemas.codes import MISSING_REPLY, TOO_LONG, TOO_SHORT
 from schemas.errors import Issue
-from schemas.text_plain import CC_CONTROLS, control_character_issues
+from schemas.text_rules import control_character_issues
 
 # A progress summary's text, in code points after trimming.
 PROGRESS_MAX_CHARS: Final = 4000
@@ -25,4 +25,4 @@ def progress_text_issues(text: str | None, base: str = "output.text") -> list[Is
         return [TOO_SHORT.issue(base, "progress")]
     if length > PROGRESS_MAX_CHARS:
         return [TOO_LONG.issue(base, "progress", length=length, limit=PROGRESS_MAX_CHARS)]
-    return control_character_issues(text, base, CC_CONTROLS)
+    return control_character_issues(text, base, with_delete=True)

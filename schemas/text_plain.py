@@ -8,63 +8,28 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from schemas.codes import MAX_ISSUES, MISSING_REPLY, TOO_MANY_ERRORS, code, table
+from schemas.codes import MISSING_REPLY, table
 from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
-from schemas.errors import Issue
 from schemas.records import Context
+from schemas.text_rules import NO_CONTROLS_PATTERN, control_character_issues
 
 NAME: Final = "text.plain.v1"
-# fmt: off
-CODES: Final = table(
-    CONTROL_CHARACTER := code(
-       "control_character", NAME,
-       "NUL or another C0/C1 control character (tab, line feed and carriage return are "
-       "fine); the path names the code point's index. Also in a progress summary's text.",
-       "text[5]",
-       "contains the control character U+0007; only tab, line feed and carriage return are "
-       "allowed",
-       "contains the control character U+{code_point:04X}; only tab, line feed and carriage "
-       "return are allowed"),
-)
-# fmt: on
-# NUL and the C0/C1 controls; tab, line feed and carriage return are ordinary text.
-_ALLOWED_CONTROLS: Final = frozenset("\t\n\r")
-_CONTROLS: Final = (
-    frozenset(chr(c) for c in (*range(0x00, 0x20), *range(0x80, 0xA0))) - _ALLOWED_CONTROLS
-)
-# Every control character (Unicode category Cc: C0, DEL and C1) but tab, line feed and carriage
-# return: the rule for progress text, which says "control characters" and not "C0/C1".
-CC_CONTROLS: Final = _CONTROLS | {"\x7f"}
-
-
-def control_character_issues(
-    text: str, base: str, controls: frozenset[str] = _CONTROLS
-) -> list[Issue]:
-    """One issue per control character (bounded), at `base[<code point index>]`."""
-    issues: list[Issue] = []
-    if controls.isdisjoint(text):
-        return issues
-    for index, char in enumerate(text):
-        if char not in controls:
-            continue
-        if len(issues) == MAX_ISSUES:
-            issues.append(TOO_MANY_ERRORS.issue(base, listed=MAX_ISSUES))
-            break
-        issues.append(CONTROL_CHARACTER.issue(f"{base}[{index}]", code_point=ord(char)))
-    return issues
+# Its one rule is every contract's (schemas/text_rules.py); it has no code of its own.
+CODES: Final = table()
 
 
 # The delivered text: any text but the control characters this contract refuses.
 _TEXT_SCHEMA: Final = {
     "type": "string",
     "description": "the reply's output.text, exactly as sent; blank text means no reply",
-    "pattern": "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u0080-\\u009f]*$",
+    "pattern": NO_CONTROLS_PATTERN,
 }
 
 _INSTRUCTIONS: Final = (
     "Your previous reply broke the required format. Send it again as plain text in output.text "
     "(not as a json tool call): the same content, without control characters (NUL and the "
-    "other C0/C1 control characters; tab, line feed and carriage return are fine)."
+    "other C0/C1 control characters; tab, line feed and carriage return are fine) and without "
+    "bidirectional override, embedding or isolate characters (U+202A-U+202E, U+2066-U+2069)."
 )
 
 

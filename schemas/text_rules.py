@@ -1,0 +1,142 @@
+"""Text a reader's terminal or client interprets: the one rule every contract's strings share.
+
+A reply's strings (text, Markdown, HTML text and attribute values, titles, names, tool-call
+arguments, a caller-owned schema's strings and keys) may not hold NUL, the other C0 and the
+C1 control characters (tab, line feed and carriage return are text), nor the bidirectional
+override, embedding and isolate characters (U+202A-U+202E, U+2066-U+2069), which reorder what
+a reader sees. The marks a right-to-left language needs (U+200E, U+200F, U+061C) stay valid.
+
+What replygate writes itself (previews, error paths and messages, log and summary lines) shows
+such characters escaped instead (`escape_controls`). Pure; one compiled pattern per rule.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any, Final
+
+import orjson
+
+from schemas.codes import CONTROL_CHARACTER, MAX_ISSUES, TOO_MANY_ERRORS
+from schemas.errors import Issue, child_path
+from schemas.json_numbers import as_written
+
+__all__ = [
+    "CONTROL_CHARACTER",
+    "NO_CONTROLS_PATTERN",
+    "control_character_issues",
+    "escape_controls",
+    "find_control",
+    "tree_control_issues",
+]
+
+# C0 but tab, LF, CR; C1; the bidi embeddings/overrides and isolates. DEL (U+007F) is neither
+# C0 nor C1: ordinary in a reply, refused in progress text (`with_delete`) and escaped on output.
+_REPLY_CLASS: Final = "\x00-\x08\x0b\x0c\x0e-\x1f\x80-\x9f\u202a-\u202e\u2066-\u2069"
+# The same rule as a JSON Schema `pattern` (ECMA-262), for the schemas replygate publishes.
+NO_CONTROLS_PATTERN: Final = (
+    "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u0080-\\u009f"
+    "\\u202a-\\u202e\\u2066-\\u2069]*$"
+)
+_REPLY: Final = re.compile(f"[{_REPLY_CLASS}]")
+_WITH_DELETE: Final = re.compile(f"[{_REPLY_CLASS}\x7f]")
+# What replygate's own output escapes: every control character (tab, LF and CR too: one line
+# stays one line), DEL, the bidi controls above, and lone surrogates (no encoding carries them).
+_SHOWN_ESCAPED: Final = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def find_control(text: str, with_delete: bool = False) -> int | None:
+    """The index of the first character a reply may not hold, or None (one regex search)."""
+    match = (_WITH_DELETE if with_delete else _REPLY).search(text)
+    return None if match is None else match.start()
+
+
+def _escaped(match: re.Match[str]) -> str:
+    point = ord(match.group())
+    return f"\\x{point:02x}" if point < 0x100 else f"\\u{point:04x}"
+
+
+def escape_controls(text: str) -> str:
+    """`text` with every control, bidi control and lone surrogate written as `\\x1b` or
+    `\\u202e`: for anything replygate writes itself (a reader's terminal interprets none)."""
+    return _SHOWN_ESCAPED.sub(_escaped, text) if _SHOWN_ESCAPED.search(text) else text
+
+
+def control_character_issues(text: str, base: str, with_delete: bool = False) -> list[Issue]:
+    """One `control_character` issue per refused character, at `base[<code point index>]`;
+    at most MAX_ISSUES, then one `too_many_errors`."""
+    pattern = _WITH_DELETE if with_delete else _REPLY
+    if pattern.search(text) is None:
+        return []
+    issues: list[Issue] = []
+    for match in pattern.finditer(text):
+        if len(issues) == MAX_ISSUES:
+            issues.append(TOO_MANY_ERRORS.issue(base, listed=MAX_ISSUES))
+            break
+        issues.append(_issue(f"{base}[{match.start()}]", match.group()))
+    return issues
+
+
+def _issue(path: str, char: str) -> Issue:
+    return CONTROL_CHARACTER.issue(path, code_point=ord(char))
+
+
+def _strings(value: Any, base: str) -> Iterator[tuple[str, str, bool]]:
+    """Every string of a JSON value with its path: `(path, text, is_key)`, depth first."""
+    stack: list[tuple[str, Any]] = [(base, value)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, str):
+            yield path, node, False
+        elif isinstance(node, dict):
+            items = list(node.items())
+            for key, child in reversed(items):
+                stack.append((child_path(path, str(key)), child))
+            for key, _ in items:
+                if isinstance(key, str):
+                    yield child_path(path, key), key, True
+        elif isinstance(node, list):
+            stack.extend((child_path(path, i), v) for i, v in reversed(list(enumerate(node))))
+
+
+def tree_control_issues(value: Any, base: str = "$", limit: int = MAX_ISSUES) -> list[Issue]:
+    """The `control_character` issues of every string and key of a JSON value (bounded).
+
+    A string's issue names the code point's index (`segments[0].data.text[5]`); a key's names
+    the key itself (the path shows it escaped once it leaves the gate)."""
+    if not tree_has_control(value):
+        return []
+    issues: list[Issue] = []
+    for path, text, is_key in _strings(value, base):
+        if _REPLY.search(text) is None:
+            continue
+        if is_key:
+            found = [_issue(path, _REPLY.search(text).group())]  # type: ignore[union-attr]
+        else:
+            found = control_character_issues(text, path)
+        for issue in found:
+            if issue.code == TOO_MANY_ERRORS.name or len(issues) == limit:
+                return [*issues, TOO_MANY_ERRORS.issue(base, listed=len(issues))]
+            issues.append(issue)
+    return issues
+
+
+# In orjson's output a refused C0 character is `\b`, `\f` or `\u00XX`; C1 and the bidi
+# controls are their UTF-8 bytes. A match may be a false alarm (an escaped backslash before a
+# `b`): the walk then decides.
+_IN_JSON: Final = re.compile(
+    rb"\\[bf]|\\u00[01]|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]"
+)
+
+
+def tree_has_control(value: Any) -> bool:
+    """Whether any string or key of a JSON value holds a refused character: one orjson write
+    and one bytes search for a clean value (the common case), else the walk."""
+    try:
+        data = orjson.dumps(value, default=as_written)
+    except TypeError:  # too deep for orjson: walk
+        data = b"\\b"
+    if _IN_JSON.search(data) is None:
+        return False
+    return any(_REPLY.search(text) is not None for _, text, _ in _strings(value, "$"))
