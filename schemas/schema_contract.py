@@ -100,8 +100,9 @@ def with_named_extras(schema: Any) -> Any:
     return copy
 
 
-def compile_schema(schema: Any) -> Any:
-    """A draft 2020-12 validator that never fetches and matches patterns in linear time."""
+def compile_schema(schema: Any, assert_formats: bool = False) -> Any:
+    """A draft 2020-12 validator that never fetches and matches patterns in linear time;
+    `format` is an annotation unless `assert_formats` (draft 2020-12's default is off)."""
     if not isinstance(schema, dict | bool):
         raise SchemaError("a JSON Schema is an object (or true/false)")
     if isinstance(schema, dict) and schema.get("$schema", DRAFT_2020_12) != DRAFT_2020_12:
@@ -109,7 +110,10 @@ def compile_schema(schema: Any) -> Any:
     try:
         jsonschema_rs.meta.validate(schema)
         return jsonschema_rs.Draft202012Validator(
-            with_named_extras(schema), offline=True, pattern_options=jsonschema_rs.RegexOptions()
+            with_named_extras(schema),
+            offline=True,
+            pattern_options=jsonschema_rs.RegexOptions(),
+            validate_formats=assert_formats,
         )
     except Exception as exc:  # jsonschema-rs raises its own ValidationError / ValueError
         raise SchemaError(f"not a valid JSON Schema: {_schema_problem(exc)}") from None
@@ -228,7 +232,13 @@ _INSTRUCTIONS: Final = (
 class SchemaContract(ContractBase):
     """A caller-owned contract: a name, a draft 2020-12 schema and optional instructions."""
 
-    def __init__(self, name: str, schema: dict[str, Any], instructions: str | None = None):
+    def __init__(
+        self,
+        name: str,
+        schema: dict[str, Any],
+        instructions: str | None = None,
+        assert_formats: bool = False,
+    ):
         if len(name) > MAX_NAME_CHARS or not NAME_PATTERN.match(name):
             raise SchemaError(
                 f"the name {name[:MAX_NAME_CHARS]!r} is not lowercase dotted ending in .v<N> "
@@ -236,7 +246,7 @@ class SchemaContract(ContractBase):
             )
         self.name = name
         self._schema_bytes = orjson.dumps(schema)
-        self._validator = compile_schema(schema)
+        self._validator = compile_schema(schema, assert_formats)
         self._instructions = (
             f"{_INSTRUCTIONS}\n\n{instructions.strip()}" if instructions else _INSTRUCTIONS
         )

@@ -75,6 +75,7 @@ class SchemaContractEntry(BaseModel):
     """A caller-owned contract: a name, a JSON Schema file and optional correction instructions.
 
     `schema` is read relative to the config file (or the working directory without one).
+    `assert_formats` makes `format` (`email`, `date-time`, `uri`, ...) a rule, not a note.
     """
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -82,6 +83,7 @@ class SchemaContractEntry(BaseModel):
     name: str  # checked with the schema file, so the message can name both
     schema_file: Path = Field(alias="schema")
     instructions: str | None = Field(default=None, max_length=4000)
+    assert_formats: bool = False
 
 
 class KafkaSecurity(BaseModel):
@@ -203,6 +205,11 @@ class TurnSettings(BaseModel):
     # Agents' clocks may run this far ahead of the broker's: a finished turn is kept this much
     # longer than the horizon, so a repeat of its reply is known as too old before it is gone.
     state_clock_skew_seconds: float = Field(default=3600.0, ge=0, le=86400.0)
+
+    # The 0.1.0 key form (the conversation or task id JSON-quoted, Faust's default key
+    # serializer) judged instead of dead-lettered (`wrong_key`), for a migration period;
+    # each such record is counted in replygate_quoted_keys_accepted (docs/versioning.md).
+    accept_quoted_keys: bool = False
 
     # Host texts (never model text)
     failure_notice_text: str = (
@@ -354,11 +361,71 @@ def _config_sources(path: Path | None) -> tuple[PydanticBaseSettingsSource, ...]
         raise ValueError(f"config file {path}: use a .toml, .yaml or .yml file")
     try:
         if kind == "YAML":
-            return (YamlConfigSettingsSource(Settings, yaml_file=path),)
-        return (TomlConfigSettingsSource(Settings, toml_file=path),)
+            return (_BesideFile(YamlConfigSettingsSource(Settings, yaml_file=path), path),)
+        return (_BesideFile(TomlConfigSettingsSource(Settings, toml_file=path), path),)
     except (ValueError, yaml.YAMLError) as exc:  # the parser's words, on one line
         problem = " ".join(str(exc).split())
         raise ValueError(f"config file {path} is not valid {kind}: {problem}") from None
+
+
+def _path_field(annotation: Any) -> bool:
+    """`Path` or `Path | None`: a setting whose value names a file or folder."""
+    return annotation is Path or (
+        getattr(annotation, "__args__", None) is not None
+        and Path in annotation.__args__
+        and set(annotation.__args__) <= {Path, type(None)}
+    )
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The model a group setting (or a list of them) holds, for walking into it."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if getattr(annotation, "__origin__", None) is list:
+        (item,) = annotation.__args__
+        return item if isinstance(item, type) and issubclass(item, BaseModel) else None
+    return None
+
+
+def beside(data: Any, model: type[BaseModel], folder: Path) -> Any:
+    """A config file's values with every relative path put beside the file: one rule for
+    `workspaces_root`, `media_root`, `data_dir`, TLS files and `schema_contracts` alike."""
+    if not isinstance(data, dict):
+        return data
+    out = dict(data)
+    for name, info in model.model_fields.items():
+        key = info.alias if info.alias is not None and info.alias in out else name
+        if key not in out:
+            continue
+        value = out[key]
+        if _path_field(info.annotation):
+            if isinstance(value, str) and value and not Path(value).is_absolute():
+                out[key] = str(folder / value)
+            continue
+        inner = _model_of(info.annotation)
+        if inner is None:
+            continue
+        if isinstance(value, list):
+            out[key] = [beside(item, inner, folder) for item in value]
+        else:
+            out[key] = beside(value, inner, folder)
+    return out
+
+
+class _BesideFile(PydanticBaseSettingsSource):
+    """A config file source whose relative paths are read beside the file, wherever the
+    command runs from (a path from the environment or an option stays as given)."""
+
+    def __init__(self, inner: PydanticBaseSettingsSource, path: Path) -> None:
+        super().__init__(inner.settings_cls)
+        self.inner = inner
+        self.folder = path.resolve().parent
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return self.inner.get_field_value(field, field_name)
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(beside(self.inner(), self.settings_cls, self.folder))
 
 
 _config_file: ContextVar[Path | None] = ContextVar("replygate_config_file", default=None)
@@ -368,10 +435,27 @@ ENV_PREFIX = "REPLYGATE_"
 # failpoint, the image name of the Compose file.
 OTHER_VARIABLES = frozenset({"REPLYGATE_LOGLEVEL", "REPLYGATE_FAILPOINT", "REPLYGATE_IMAGE"})
 # What Kubernetes injects for a Service named replygate-* in a pod whose service links are on
-# (`REPLYGATE_METRICS_SERVICE_HOST`, `REPLYGATE_METRICS_PORT_9108_TCP_ADDR`): not a typo.
-_SERVICE_LINK = re.compile(
+# (the default): for a Service `replygate-metrics` with port 9108,
+# `REPLYGATE_METRICS_SERVICE_HOST`, `_SERVICE_PORT`, `_SERVICE_PORT_<PORT NAME>`,
+# `REPLYGATE_METRICS_PORT_9108_TCP` and its `_ADDR`, `_PORT`, `_PROTO`, and the bare
+# `REPLYGATE_METRICS_PORT=tcp://10.96.0.5:9108`. None is a setting or a typo, whatever the
+# Service is called; the bare form is known by its value (it can share a setting's name).
+_SERVICE_LINK_NAME = re.compile(
     r"[A-Z0-9_]+_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT_[0-9]+_(TCP|UDP|SCTP)(_PROTO|_PORT|_ADDR)?)"
 )
+_SERVICE_LINK_URL = re.compile(r"(tcp|udp|sctp)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}")
+
+
+def is_service_link(name: str, value: str | None) -> bool:
+    """Whether a variable is one Kubernetes injects for a Service, not a setting."""
+    upper = name.upper()
+    if _SERVICE_LINK_NAME.fullmatch(upper):
+        return True
+    return (
+        upper.endswith("_PORT")
+        and value is not None
+        and _SERVICE_LINK_URL.fullmatch(value.strip()) is not None
+    )
 
 
 def _is_scalar_list(annotation: Any) -> bool:
@@ -393,6 +477,15 @@ class _EnvSource(EnvSettingsSource):
             return [part.strip() for part in value.split(",") if part.strip()]
         return super().decode_complex_value(field_name, field, value)
 
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        """The environment without Kubernetes' service-link variables: a Service named
+        `replygate-metrics` sets `REPLYGATE_METRICS_PORT=tcp://...`, which is no port number."""
+        return {
+            name: value
+            for name, value in super()._load_env_vars().items()
+            if not is_service_link(name, value)
+        }
+
 
 def setting_variables(model: type[BaseModel] = Settings, prefix: str = ENV_PREFIX) -> set[str]:
     """Every environment variable that names a setting: `REPLYGATE_PARTITIONS`, and for a
@@ -412,7 +505,9 @@ def unknown_variable(environ: Mapping[str, str]) -> str | None:
     known = setting_variables() | OTHER_VARIABLES
     for variable in sorted(environ):
         upper = variable.upper()
-        if not upper.startswith(ENV_PREFIX) or upper in known or _SERVICE_LINK.fullmatch(upper):
+        if not upper.startswith(ENV_PREFIX) or is_service_link(upper, environ[variable]):
+            continue
+        if upper in known:
             continue
         close = difflib.get_close_matches(upper, sorted(known), n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]}?)" if close else ""
@@ -420,13 +515,34 @@ def unknown_variable(environ: Mapping[str, str]) -> str | None:
     return None
 
 
+def _names_at(loc: tuple[int | str, ...]) -> list[str]:
+    """The setting names a config file may use where `loc` points (its last part excluded)."""
+    model: type[BaseModel] | None = Settings
+    for part in loc[:-1]:
+        if model is None:
+            return []
+        if isinstance(part, int):
+            continue
+        info = model.model_fields.get(str(part))
+        model = None if info is None else _model_of(info.annotation)
+    if model is None:
+        return []
+    return sorted(info.alias or name for name, info in model.model_fields.items())
+
+
+def _problem(err: Any) -> str:
+    where = ".".join(str(part) for part in err["loc"]) or "settings"
+    if err["type"] != "extra_forbidden":
+        return f"{where}: {err['msg']}"
+    close = difflib.get_close_matches(str(err["loc"][-1]), _names_at(err["loc"]), n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"{where[:100]} names no setting{hint}"
+
+
 def settings_problem(exc: ValidationError) -> str:
     """One line for a settings error: each bad setting and why, never pydantic's whole report
-    (and never the value: it may be a secret)."""
-    return "; ".join(
-        f"{'.'.join(str(part) for part in err['loc']) or 'settings'}: {err['msg']}"
-        for err in exc.errors(include_url=False)
-    )
+    (and never the value: it may be a secret); a misspelt key gets the closest setting."""
+    return "; ".join(_problem(err) for err in exc.errors(include_url=False))
 
 
 def _not_json(message: str) -> str:

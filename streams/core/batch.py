@@ -18,7 +18,7 @@ from schemas.codes import PROCESSING_ERROR, TURN_EXPIRED
 from schemas.records import Context, CorrectionRequest, RawChunk, ToolResult, record_json
 from streams.core.chunks import ChunkBuffer, chunk_limit
 from streams.core.decision import Decision, Source, iso, parse_iso
-from streams.core.keys import CONVERSATION, TASK, key_issue
+from streams.core.keys import CONVERSATION, TASK, is_quoted_key, key_issue
 from streams.core.outcomes import Outcome
 from streams.core.pipeline import Gate
 from streams.core.state import (
@@ -117,6 +117,7 @@ class BatchResult:
     judged: list[Judged] = field(default_factory=list)
     replayed: int = 0
     expired: int = 0
+    quoted_keys: int = 0  # records judged under `accept_quoted_keys` (the 0.1.0 key form)
 
     @property
     def outputs(self) -> list[Decision]:
@@ -181,6 +182,9 @@ class TurnBatch:
             return False
         issue = key_issue(raw, source.key, field)
         if issue is None:
+            return False
+        if self.gate.settings.accept_quoted_keys and is_quoted_key(raw, source.key, field):
+            self._result.quoted_keys += 1
             return False
         letter = self.gate.dead_letter(raw, source, "wrong_key", [issue], 0)
         self._emit(source, Step("dead_letter", (letter,)), letter)

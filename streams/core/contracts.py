@@ -69,7 +69,8 @@ def read_schema(path: Path) -> Any:
 def load_schema_contract(entry: SchemaContractEntry, path: Path) -> SchemaContract:
     """One `schema_contracts` entry as a contract; the error names the entry and the file."""
     try:
-        return SchemaContract(entry.name, read_schema(path), entry.instructions)
+        schema = read_schema(path)
+        return SchemaContract(entry.name, schema, entry.instructions, entry.assert_formats)
     except (ContractLoadError, SchemaError) as exc:
         raise ContractLoadError(f"schema_contracts {entry.name!r} ({path}): {exc}") from None
 

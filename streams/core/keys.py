@@ -33,6 +33,13 @@ def key_field_value(raw: bytes, field: str) -> str | None:
     return found if isinstance(found, str) else None
 
 
+def is_quoted_key(raw: bytes, key: bytes | None, field: str) -> bool:
+    """Whether `key` is the 0.1.0 form of the record's key: its `field` JSON-quoted (Faust's
+    default key serializer), accepted while `accept_quoted_keys` is on."""
+    expected = key_field_value(raw, field)
+    return expected is not None and key == orjson.dumps(expected)
+
+
 def key_issue(raw: bytes, key: bytes | None, field: str) -> Issue | None:
     """Why `key` is not the key of this record (None when it is, or when the record has no
     string `field` to compare with). The message says what the key must be, never the values."""

@@ -192,6 +192,12 @@ class Metrics:
             "Pending corrections whose deadline passed (a failure notice was sent).",
             registry=reg,
         )
+        self._quoted_keys = Counter(
+            "replygate_quoted_keys_accepted",
+            "Input records keyed in the 0.1.0 form (JSON-quoted) and judged because "
+            "accept_quoted_keys is on: producers still to move to the plain key.",
+            registry=reg,
+        )
         self._replayed = Counter(
             "replygate_replayed_records",
             "Input records met again after a crash or rebalance (they found their own write).",
@@ -322,6 +328,10 @@ class Metrics:
     def correction_expired(self, count: int = 1) -> None:
         if count > 0:
             self._correction_deadline_expired.inc(count)
+
+    def quoted_keys(self, count: int) -> None:
+        if count:
+            self._quoted_keys.inc(count)
 
     def replayed(self, count: int) -> None:
         if count > 0:

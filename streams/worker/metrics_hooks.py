@@ -82,6 +82,7 @@ class WorkerMetrics:
             m.observe_correction_roundtrip(roundtrip)
         m.replayed(result.replayed)
         m.turns_expired(result.expired)
+        m.quoted_keys(result.quoted_keys)
 
     def _judged(self, tally: Counter[tuple[str, ...]], roundtrips: list[float], j: Judged) -> None:
         """A judged record's outcome (a tool call's, or its turn's) and validation errors."""
