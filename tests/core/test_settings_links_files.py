@@ -124,6 +124,7 @@ def test_format_is_asserted_only_where_the_entry_turns_it_on(
     tmp_path: Path, clean_env: pytest.MonkeyPatch
 ) -> None:
     from schemas.contract import ReplyInput
+    from schemas.schema_contract import SchemaContract
     from streams.core.contracts import build_registry
 
     schema = '{"type": "object", "properties": {"to": {"type": "string", "format": "email"}}}'
@@ -136,6 +137,8 @@ def test_format_is_asserted_only_where_the_entry_turns_it_on(
     )
     registry = build_registry(load_settings(config))
     reply = ReplyInput("tool", arguments={"to": "not an address"})
-    assert registry["acme.loose.v1"].validate(reply, None).issues == ()
-    (issue,) = registry["acme.strict.v1"].validate(reply, None).issues
+    loose, strict = registry["acme.loose.v1"], registry["acme.strict.v1"]
+    assert isinstance(loose, SchemaContract) and isinstance(strict, SchemaContract)
+    assert loose.validate(reply).issues == ()
+    (issue,) = strict.validate(reply).issues
     assert (issue.path, issue.code) == ("to", "schema.format")
