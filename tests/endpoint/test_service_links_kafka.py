@@ -22,7 +22,8 @@ def test_the_endpoint_runs_beside_the_metrics_service(tmp_path: Path) -> None:
     deployment.env.update(REPLYGATE_PLATFORMS='["im"]')
     deployment.create_topics()
     asyncio.run(produce(deployment.topic("delivery.im"), [("c-1", delivery("t-1"))]))
-    reader = Reader(deployment, tmp_path, "reader.log", "links", **METRICS_SERVICE_LINKS)
+    deployment.env.update(METRICS_SERVICE_LINKS)  # over the free port worker_env picks
+    reader = Reader(deployment, tmp_path, "reader.log", "links")
     reader.wait_for_lines(1)
     assert reader.end() == 0, reader.stderr()
     assert reader.ids() == ["t-1"]
@@ -49,5 +50,5 @@ def test_the_agent_client_runs_beside_the_metrics_service(
 
     asyncio.run(send())
     topic = deployment.topic("replies.raw")
-    ((_, key, value),) = asyncio.run(collect([topic], lambda got: len(got) >= 1, timeout=30))
-    assert key == b"c-1" and orjson.loads(value)["turn_id"] == "t-1"
+    (record,) = asyncio.run(collect([topic], lambda got: len(got) >= 1, timeout=30))
+    assert record[1] == b"c-1" and orjson.loads(record[2])["turn_id"] == "t-1"
