@@ -9,7 +9,7 @@ rules whose trigger occurs run on their own to find exact spans.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -244,10 +244,16 @@ def _literal_values(literals: Sequence[str]) -> list[str]:
     return sorted(set(literals), key=lambda v: (-len(v), v))
 
 
-def compile_rules(literals: Sequence[str], patterns: Mapping[str, str]) -> list[CompiledRule]:
+def compile_rules(
+    literals: Sequence[str], patterns: Mapping[str, str], disabled: Collection[str] = ()
+) -> list[CompiledRule]:
     """The deployment's literals and patterns, then the built-ins, in priority order: when two
     rules mask exactly the same span, what the deployment named first, then the specific
-    built-ins, then the generic ones (listed last)."""
+    built-ins, then the generic ones (listed last). `disabled` built-ins are left out (a
+    policy's `leak_rules_disabled`); an id that names no built-in rule is refused."""
+    unknown = sorted(str(rule_id) for rule_id in set(disabled) - set(BUILTIN_RULE_IDS))
+    if unknown:
+        raise LeakRuleError(unknown[0][:_MAX_RULE_ID], "names no built-in rule to switch off")
     rules: list[CompiledRule] = []
     values = _literal_values(literals)
     if values:
@@ -260,7 +266,7 @@ def compile_rules(literals: Sequence[str], patterns: Mapping[str, str]) -> list[
             raise LeakRuleError(rule_id, "the pattern matches the empty string")
         taken.add(rule_id)
         rules.append(rule)
-    rules.extend(_build_rule(r.id, r.pattern, r) for r in BUILTIN_RULES)
+    rules.extend(_build_rule(r.id, r.pattern, r) for r in BUILTIN_RULES if r.id not in disabled)
     return rules
 
 
@@ -281,8 +287,10 @@ class RuleSet:
 
     __slots__ = ("joinable", "literal_count", "prefilter", "rules", "selector", "tree_filter")
 
-    def __init__(self, literals: Sequence[str], patterns: Mapping[str, str]) -> None:
-        self.rules: tuple[CompiledRule, ...] = tuple(compile_rules(literals, patterns))
+    def __init__(
+        self, literals: Sequence[str], patterns: Mapping[str, str], disabled: Collection[str] = ()
+    ) -> None:
+        self.rules: tuple[CompiledRule, ...] = tuple(compile_rules(literals, patterns, disabled))
         self.literal_count = len(_literal_values(literals))
         combined, self.selector = _build_prefilter(self.rules)
         # Without a combined pre-filter (too large to build), every string takes the full path.

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -137,8 +137,13 @@ class Masker:
 
     __slots__ = ("_clean", "_context_ids", "_keys", "_marker_ids", "_rules")
 
-    def __init__(self, literals: Sequence[str] = (), patterns: Mapping[str, str] | None = None):
-        self._rules = RuleSet(literals, patterns or {})
+    def __init__(
+        self,
+        literals: Sequence[str] = (),
+        patterns: Mapping[str, str] | None = None,
+        disabled: Collection[str] = (),
+    ):
+        self._rules = RuleSet(literals, patterns or {}, disabled)
         # The ids its markers may name (`literal` too: a reserved id, whether or not this
         # deployment lists literals).
         self._marker_ids = frozenset((LITERAL_RULE, *self._rules.ids))
