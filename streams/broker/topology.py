@@ -23,6 +23,13 @@ from streams.settings import GateSettings, KafkaSettings, Settings
 
 # The worker's turn table; Faust names its changelog `<app_id>-<table>-changelog`.
 TURNS_TABLE = "turns"
+# The policy bundles (keyed active, shadow, previous), the workers' reports of the version
+# each enforces (keyed by worker), and one audit record per outcome (docs/policy.md).
+POLICY_TOPIC = "replygate-policy"
+POLICY_STATUS_TOPIC = "replygate-policy-status"
+AUDIT_TOPIC = "replygate-audit"
+# A bundle is at most 4 MiB (streams.policy.bundle); its record needs a little more room.
+POLICY_RECORD_BYTES = 5 * 1024 * 1024
 
 
 class Role(StrEnum):
@@ -35,6 +42,9 @@ class Role(StrEnum):
     TOOL_RESULT = "tool result"
     DEAD_LETTER = "dead letter"
     CHANGELOG = "changelog"
+    POLICY = "policy"
+    POLICY_STATUS = "policy status"
+    AUDIT = "audit"
 
 
 class Key(StrEnum):
@@ -44,6 +54,8 @@ class Key(StrEnum):
     TASK = "task_id"
     ORIGINAL = "the original record's key"
     TURN = "turn_id"
+    POLICY_ROLE = "active, shadow or previous"
+    WORKER = "the worker's id"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +69,9 @@ class Topic:
     config: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     # `replygate topics` creates it (Faust creates the changelog itself, with `config`)
     created: bool = True
+    # Its own partition count (the policy topics: one, so every reader sees one order);
+    # None: the deployment's `partitions`.
+    partitions: int | None = None
 
 
 def _frozen(config: Mapping[str, str]) -> Mapping[str, str]:
@@ -98,6 +113,9 @@ class Topology:
     toolresults: Topic
     dlq: Topic
     changelog: Topic
+    policy: Topic
+    policy_status: Topic
+    audit: Topic
     # every output topic's config, also a new platform's delivery topic's
     output_config: Mapping[str, str]
 
@@ -130,6 +148,27 @@ class Topology:
                 Key.TURN,
                 _frozen(changelog_config(settings)),
                 created=False,
+            ),
+            policy=Topic(
+                "policy",
+                settings.topic_prefix + POLICY_TOPIC,
+                Role.POLICY,
+                Key.POLICY_ROLE,
+                _frozen(
+                    {"cleanup.policy": "compact", "max.message.bytes": str(POLICY_RECORD_BYTES)}
+                ),
+                partitions=1,
+            ),
+            policy_status=Topic(
+                "policy_status",
+                settings.topic_prefix + POLICY_STATUS_TOPIC,
+                Role.POLICY_STATUS,
+                Key.WORKER,
+                _frozen({"cleanup.policy": "compact"}),
+                partitions=1,
+            ),
+            audit=Topic(
+                "audit", settings.topic_prefix + AUDIT_TOPIC, Role.AUDIT, Key.CONVERSATION, output
             ),
             output_config=output,
         )
@@ -164,8 +203,12 @@ class Topology:
         """Every topic the gate writes records to (not its state)."""
         return (self.corrections, self.toolresults, self.dlq, *self.deliveries())
 
+    def policy_topics(self) -> tuple[Topic, ...]:
+        """The policy bundles, the workers' reports of what they enforce, the audit records."""
+        return (self.policy, self.policy_status, self.audit)
+
     def all(self) -> tuple[Topic, ...]:
-        return (*self.gate_inputs(), *self.outputs(), self.changelog)
+        return (*self.gate_inputs(), *self.outputs(), self.changelog, *self.policy_topics())
 
     def named(self, logical: str) -> Topic:
         """A topic by its logical name (`replies_raw`, `dlq`, `delivery.im`, `deadlines`, ...)."""
@@ -238,10 +281,11 @@ async def create_topics(topology: Topology, kafka: KafkaSettings) -> list[str]:
         if problem is not None:
             raise PartitionsDiffer(problem)
         wanted = topology.for_creation()
+        own = {t.name: t.partitions for t in topology.all() if t.partitions is not None}
         new = [
             NewTopic(
                 name,
-                num_partitions=kafka.partitions,
+                num_partitions=own.get(name, kafka.partitions),
                 replication_factor=kafka.replication_factor,
                 topic_configs=dict(config),
             )

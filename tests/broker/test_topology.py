@@ -30,6 +30,9 @@ def test_default_names_are_those_of_docs_records_md() -> None:
         "delivery.ide": "delivery.ide",
         "delivery.assistant": "delivery.assistant",
         "changelog": "replygate-turns-changelog",
+        "policy": "replygate-policy",
+        "policy_status": "replygate-policy-status",
+        "audit": "replygate-audit",
     }
 
 
@@ -43,6 +46,8 @@ def test_the_prefix_goes_before_named_topics_and_the_app_id_names_internal_ones(
     assert topology.namespaces() == ("prod.", "gate-a-")
     assert all(t.name.startswith(topology.namespaces()) for t in topology.all())
     assert topology.plain_name(topology.dlq) == "replies.dlq"
+    assert topology.policy.name == "prod.replygate-policy"
+    assert topology.audit.name == "prod.replygate-audit"
 
 
 def test_renamed_topics_are_followed_everywhere() -> None:
@@ -73,6 +78,18 @@ def test_configs_inputs_on_broker_time_outputs_bounded_changelog_compacted() -> 
         assert topic.config == {"max.message.bytes": str(2 * 1024 * 1024)}
     assert topology.changelog.config == changelog_config(settings)
     assert topology.changelog.config["cleanup.policy"] == "compact,delete"
+
+
+def test_the_policy_topics_are_compacted_on_one_partition_the_audit_is_an_output() -> None:
+    topology = Topology.of(Settings(partitions=6))
+    for topic in (topology.policy, topology.policy_status):
+        assert topic.partitions == 1
+        assert topic.config["cleanup.policy"] == "compact"
+    assert int(topology.policy.config["max.message.bytes"]) > 4 * 1024 * 1024
+    assert topology.audit.partitions is None  # the deployment's count
+    assert topology.audit.config == topology.output_config
+    assert topology.audit.key is Key.CONVERSATION
+    assert {t.name for t in topology.policy_topics()} <= {t.name for t in topology.all()}
 
 
 def test_for_creation_is_everything_but_fausts_changelog() -> None:

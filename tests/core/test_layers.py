@@ -24,7 +24,10 @@ ALLOWED: dict[str, set[str]] = {
     "streams.broker": _PURE | {"streams.core"},
     "streams.ops": _PURE | {"streams.core", "streams.broker"},
     "streams.endpoint": _PURE | {"streams.core", "streams.files", "streams.broker", "streams.ops"},
-    "streams.worker": _PURE | {"streams.core", "streams.files", "streams.broker", "streams.ops"},
+    # Policy bundles: loaded with the core's own code, followed on the topology's topic.
+    "streams.policy": _PURE | {"streams.core", "streams.broker", "streams.ops"},
+    "streams.worker": _PURE
+    | {"streams.core", "streams.files", "streams.broker", "streams.ops", "streams.policy"},
     # The agent-side client: records built from the models, sent on the topology's topics.
     "streams.client": _PURE | {"streams.core", "streams.broker"},
     "streams.cli": _PURE
@@ -35,6 +38,7 @@ ALLOWED: dict[str, set[str]] = {
         "streams.ops",
         "streams.endpoint",
         "streams.worker",
+        "streams.policy",
     },
     # `faust -A streams.app`: the worker's entry point.
     "streams.app": {"streams.settings", "streams.errors", "streams.worker"},
