@@ -62,16 +62,20 @@ How the rules behave:
 
 ## Adding a rule
 
-A prefixed token is one line in `streams/core/leak_formats.py`:
-`token("acme-api-key", "cloud", ["acme_"], R("b62", 32))` (prefixes, then runs of a named
-alphabet and literals). A value known by the vendor's name beside it is
+Rules live in `streams/core/leak_rules/`, a module per family (`cloud.py`, `chat.py`, `ai.py`,
+...; `keywords.py` for the rules that know a secret by a credential word beside it, `url.py` for
+what a URL carries); each rule is data carrying its own examples and near misses. A prefixed
+token is one line in its family's `TOKENS`: `token("acme-api-key", "cloud", ["acme_"],
+R("b62", 32))` (prefixes, then runs of a named alphabet and literals). A value known by the
+vendor's name beside it is one line in `KEYED`:
 `keyed("acme-secret", "cloud", ["acme"], R("hex", 40), key="ACME_SECRET")`. Both build the
 pattern with its boundaries, the pre-filter trigger, the placeholder filter, the shape shown
 below, and synthetic examples and near misses. A format that is more than that is a
-`LeakRule` in `streams/core/leak_rules.py` with its own `examples` (at least two texts it must
-mask) and `near_misses` (at least two it must leave). `tests/core/test_leak_registry.py` runs
-every rule's examples, in every decoded view, and its near misses; add corpus rows with
-`python -m tests.leak_corpus.registry_rows`, then regenerate this page.
+`LeakRule` in the family's `SPECIFIC` (or `CONTEXT`, listed last) with its own `examples` (at
+least two texts it must mask) and `near_misses` (at least two it must leave).
+`tests/core/test_leak_registry.py` runs every rule's examples, in every decoded view, and its
+near misses; add corpus rows with `python -m tests.leak_corpus.registry_rows`, then regenerate
+this page.
 
 ## A deployment's own rules
 
