@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 KAFKA_PORT ?= 9092
 export KAFKA_PORT
 
-.PHONY: install tools images kafka-up kafka-down test test-k8s k8s-up k8s-down lint demo bench crash clean
+.PHONY: install tools images kafka-up kafka-down test test-k8s k8s-up k8s-down lint demo bench bench-smoke crash clean
 
 $(VENV)/.installed: pyproject.toml dev/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,10 @@ demo: install
 
 bench: install
 	bash scripts/with-kafka.sh $(PY) -m bench
+
+# Every benchmark once with tiny sizes: fails unless each prints its RATIO lines (bench/smoke.py).
+bench-smoke: install
+	bash scripts/with-kafka.sh $(PY) -m bench.smoke
 
 # Crash soak: N runs of random SIGKILLs at the worker's failpoints (`make crash N=20`).
 N ?= 5

@@ -92,7 +92,8 @@ class Deployment:
         """What `replygate topics` does (input topics with LogAppendTime), before producing."""
         from streams.broker.topology import create_topics
 
-        asyncio.run(create_topics(self.settings()))
+        settings = self.settings()
+        asyncio.run(create_topics(Topology.of(settings), settings))
 
     def worker_env(self, data_dir: Path, **extra: str) -> dict[str, str]:
         return {

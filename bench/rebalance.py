@@ -34,7 +34,8 @@ from bench.recovery import im_reply
 PARTITIONS = 4
 RATE = 100.0  # replies a second: well under one worker's capacity, so a gap is a pause
 ROUNDS = int(os.environ.get("BENCH_REBALANCE_ROUNDS", "3"))
-WINDOW = 15.0  # seconds after an event in which its pause must fall
+# seconds after an event in which its pause must fall
+WINDOW = float(os.environ.get("BENCH_REBALANCE_WINDOW", "15"))
 READY_BOUND = 120.0
 EVENTS = ("join", "leave", "crash")
 

@@ -12,6 +12,7 @@ RATIO recovery_seconds_ratio = time to ready (200,000) / time to ready (2,000); 
 from __future__ import annotations
 
 import asyncio
+import os
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -26,8 +27,10 @@ from bench.common import fmt, median, ratio, say
 from bench.kafka import Deployment, Worker, produce_all, wait_ready, watch
 
 # Long enough that a reply is not too old (`turn_expired`) by the time 200,000 are appended.
-HORIZON_SECONDS = 60.0
-SIZES = (2_000, 200_000)
+HORIZON_SECONDS = float(os.environ.get("BENCH_RECOVERY_HORIZON", "60"))
+SIZES = tuple(int(n) for n in os.environ.get("BENCH_RECOVERY_SIZES", "2000,200000").split(","))
+# the ticks that roll the changelog's segments while the broker cleans it
+TICK_SECONDS = float(os.environ.get("BENCH_RECOVERY_TICK", "10"))
 PARTITIONS = 4
 EXPIRY_SECONDS = 300.0
 # Compaction drops the expired turns once their segments roll, and their tombstones after
@@ -136,7 +139,7 @@ def _wait_for_cleanup(dep: Deployment, tick: int) -> None:
         # a tick each 10 s rolls a segment (`segment.ms` is horizon / 7)
         asyncio.run(_ticks(dep, tick))
         tick += 1
-        time.sleep(10)
+        time.sleep(TICK_SECONDS)
         turns, total = asyncio.run(_changelog_left(dep))
         first = turns if first is None else first
         waited = time.monotonic() - started
@@ -179,7 +182,7 @@ def _time_to_ready(dep: Deployment, workdir: Path) -> float:
         worker.stop()
 
 
-def run(rounds: int = 2) -> float:
+def run(rounds: int = int(os.environ.get("BENCH_RECOVERY_ROUNDS", "2"))) -> float:
     say("\nrecovery_seconds_ratio: time to ready with expired turns in the changelog")
     results: dict[int, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
