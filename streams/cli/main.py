@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "streams.cli.topics",
     "streams.cli.deliveries",
     "streams.cli.acls",
+    "streams.cli.policy",
     "streams.cli.demo",
 )
 
