@@ -24,6 +24,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     publish.add_argument(
         "--shadow", action="store_true", help="publish it as the shadow: judged, never enforced"
     )
+    parser.set_defaults(shadow=False)
     add_config(publish)
     for name, summary in (
         ("status", "the versions on the topic and the version each live worker enforces"),
@@ -39,12 +40,11 @@ def run(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     from streams.settings import GateSettings, load_settings
 
     settings = load_settings(args.config)
-    if args.action in ("check", "publish"):
+    if args.action == "check":
         bundle = read_bundle(args.file)
         load_policy(bundle, settings.group(GateSettings))
-        if args.action == "check":
-            stdout.write(f"{bundle.version}\n".encode())
-            return 0
+        stdout.write(f"{bundle.version}\n".encode())
+        return 0
     from streams.cli.command import installed
     from streams.errors import MissingExtra
 

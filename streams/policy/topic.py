@@ -17,14 +17,16 @@ import asyncio
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any, Final
 
 import orjson
 
 from streams.broker.topology import POLICY_RECORD_BYTES, Topic, Topology
 from streams.errors import ConfigError, RuntimeFailure
-from streams.policy.bundle import Bundle, read_bundle, version_of
-from streams.settings import KafkaSettings, Settings
+from streams.policy.bundle import Bundle, PolicyError, bundle_from_record, read_bundle, version_of
+from streams.policy.load import load_policy
+from streams.settings import GateSettings, KafkaSettings, Settings
 
 ACTIVE: Final = "active"
 SHADOW: Final = "shadow"
@@ -94,7 +96,7 @@ def _version_or_none(value: Any) -> str | None:
     return text if text.startswith("sha256:") and len(text) == 71 else "(not a version)"
 
 
-def _consumer_options(kafka: KafkaSettings) -> dict[str, Any]:
+def consumer_options(kafka: KafkaSettings) -> dict[str, Any]:
     from streams.broker.options import aiokafka_options
 
     return {
@@ -111,7 +113,7 @@ async def read_latest(kafka: KafkaSettings, topic: Topic) -> dict[str, bytes]:
     record is a tombstone is absent), read from its start to its current end."""
     from aiokafka import AIOKafkaConsumer, TopicPartition
 
-    consumer = AIOKafkaConsumer(**_consumer_options(kafka))
+    consumer = AIOKafkaConsumer(**consumer_options(kafka))
     await asyncio.wait_for(consumer.start(), CONNECT_SECONDS)
     try:
         tp = TopicPartition(topic.name, 0)
@@ -164,8 +166,19 @@ def publish_records(
     current = latest.get(ACTIVE)
     if current == bundle.canonical:
         return []
-    kept = [] if current is None else [(PREVIOUS, current)]
-    return [*kept, (ACTIVE, bundle.canonical)]
+    return [*_kept(current), (ACTIVE, bundle.canonical)]
+
+
+def _kept(current: bytes | None) -> list[tuple[str, bytes | None]]:
+    """The active bundle being replaced, as `previous`: what rollback brings back, so only a
+    bundle (one written by another tool that is not one stays replaced)."""
+    if current is None:
+        return []
+    try:
+        bundle_from_record(current)
+    except PolicyError:
+        return []
+    return [(PREVIOUS, current)]
 
 
 def promote_records(latest: Mapping[str, bytes]) -> list[tuple[str, bytes | None]]:
@@ -173,9 +186,7 @@ def promote_records(latest: Mapping[str, bytes]) -> list[tuple[str, bytes | None
     shadow = latest.get(SHADOW)
     if shadow is None:
         raise NothingTo("there is no shadow version to promote")
-    current = latest.get(ACTIVE)
-    kept: list[tuple[str, bytes | None]] = [] if current is None else [(PREVIOUS, current)]
-    return [*kept, (ACTIVE, shadow), (SHADOW, None)]
+    return [*_kept(latest.get(ACTIVE)), (ACTIVE, shadow), (SHADOW, None)]
 
 
 def rollback_records(latest: Mapping[str, bytes]) -> list[tuple[str, bytes | None]]:
@@ -184,9 +195,7 @@ def rollback_records(latest: Mapping[str, bytes]) -> list[tuple[str, bytes | Non
     previous = latest.get(PREVIOUS)
     if previous is None:
         raise NothingTo("there is no previous active version to roll back to")
-    current = latest.get(ACTIVE)
-    kept: list[tuple[str, bytes | None]] = [] if current is None else [(PREVIOUS, current)]
-    return [*kept, (ACTIVE, previous)]
+    return [*_kept(latest.get(ACTIVE)), (ACTIVE, previous)]
 
 
 def _version(value: bytes | None) -> str:
@@ -217,27 +226,36 @@ def status_lines(
     return lines
 
 
-async def _action(args: argparse.Namespace, settings: Settings, out: list[str]) -> None:
+async def perform(
+    action: str, settings: Settings, file: Path | None = None, shadow: bool = False
+) -> list[str]:
+    """One action on the policy topic; the lines it prints. `publish` checks the bundle with
+    the worker's loading code first and writes nothing when it does not load."""
     topology = Topology.of(settings)
+    if action == "publish":
+        assert file is not None
+        bundle = read_bundle(file)
+        load_policy(bundle, settings.group(GateSettings))
     latest = await read_latest(settings, topology.policy)
     records: list[tuple[str, bytes | None]]
-    if args.action == "status":
+    if action == "status":
         reports = await read_latest(settings, topology.policy_status)
-        out.extend(status_lines(latest, reports, time.time()))
-        return
-    if args.action == "publish":
-        bundle = read_bundle(args.file)
-        records = publish_records(latest, bundle, args.shadow)
-        role = SHADOW if args.shadow else ACTIVE
-        out.append(f"{role} {bundle.version}" + ("" if records else " (already published)"))
-    elif args.action == "promote":
+        return status_lines(latest, reports, time.time())
+    if action == "publish":
+        records = publish_records(latest, bundle, shadow)
+        role = SHADOW if shadow else ACTIVE
+        out = [f"{role} {bundle.version}" + ("" if records else " (already published)")]
+    elif action == "promote":
         records = promote_records(latest)
-        out.append(f"{ACTIVE} {_version(latest[SHADOW])}")
-    else:
+        out = [f"{ACTIVE} {_version(latest[SHADOW])}"]
+    elif action == "rollback":
         records = rollback_records(latest)
-        out.append(f"{ACTIVE} {_version(latest[PREVIOUS])}")
+        out = [f"{ACTIVE} {_version(latest[PREVIOUS])}"]
+    else:
+        raise ConfigError(f"no policy action {action[:50]!r}")
     if records:
         await write(settings, topology.policy, records)
+    return out
 
 
 def run_action(args: argparse.Namespace, settings: Settings, stdout: IO[bytes]) -> int:
@@ -247,10 +265,11 @@ def run_action(args: argparse.Namespace, settings: Settings, stdout: IO[bytes]) 
     from streams.broker.ready import describe
     from streams.broker.refusals import client_errors
 
-    out: list[str] = []
     with client_errors() as seen:
         try:
-            asyncio.run(_action(args, settings, out))
+            out = asyncio.run(
+                perform(args.action, settings, getattr(args, "file", None), args.shadow)
+            )
         except (KafkaError, OSError, TimeoutError) as exc:
             cause = seen.cause() or describe(exc)
             raise PolicyTopicError(
