@@ -11,6 +11,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from schemas.audit import AuditRecord
     from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
     from schemas.delivered import Checked, check_delivery
     from schemas.errors import Issue, Notice, json_path
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 # Each exported name and the module that holds it.
 _HOMES = {
+    "AuditRecord": "schemas.audit",
     "check_delivery": "schemas.delivered",
     "Checked": "schemas.delivered",
     "CONTRACTS": "schemas.registry",
@@ -49,6 +51,7 @@ _HOMES = {
 }
 
 __all__ = [
+    "AuditRecord",
     "CONTRACTS",
     "Checked",
     "ContractBase",

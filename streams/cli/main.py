@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "streams.cli.deliveries",
     "streams.cli.acls",
     "streams.cli.policy",
+    "streams.cli.audit",
     "streams.cli.demo",
 )
 
