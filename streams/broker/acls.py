@@ -93,11 +93,8 @@ def _worker(topology: Topology) -> list[Acl]:
         *_literal([t.name for t in topology.inputs()], ("Read",), "reads the inputs"),
         *_literal(named_outputs, ("Write",), "writes its outputs"),
         *_literal([topology.policy.name], ("Read",), "follows the policy bundles"),
-        *_literal(
-            [topology.policy_status.name, topology.audit.name],
-            ("Write",),
-            "reports the policy version it enforces; writes an audit record per outcome",
-        ),
+        *_literal([topology.policy_status.name], ("Write",), "reports the version it enforces"),
+        *_literal([topology.audit.name], ("Write",), "writes an audit record per outcome"),
         *_deliveries(
             topology, ("Write", "Create"), "delivers; a new platform's topic is made on first use"
         ),

@@ -2,9 +2,11 @@
 
 `<prefix>replygate-policy` is compacted and has one partition, so every reader sees one order
 and the latest record of each key is what holds. A record's value is the bundle's canonical
-JSON, so its version is the digest of the value itself. Publishing an active version first
-keeps the one it replaces under `previous` (what `rollback` brings back); `promote` moves the
-shadow to active and removes the shadow (a tombstone).
+JSON, so its version is the digest of the value itself. Every published bundle is also kept
+under its own version as key (`sha256:...`): the store a worker loads an older version from
+when a turn or a replayed record must be judged under it (docs/policy.md). Publishing an
+active version first keeps the one it replaces under `previous` (what `rollback` brings
+back); `promote` moves the shadow to active and removes the shadow (a tombstone).
 
 Workers report what they enforce on `<prefix>replygate-policy-status`, keyed by worker id
 (`StatusReport`); `replygate policy status` shows the reports of the last `LIVE_SECONDS`.
@@ -159,14 +161,18 @@ async def write(
 def publish_records(
     latest: Mapping[str, bytes], bundle: Bundle, shadow: bool
 ) -> list[tuple[str, bytes | None]]:
-    """What publishing `bundle` writes: the shadow alone, or the active one after keeping the
-    one it replaces as `previous` (nothing when it is already active)."""
+    """What publishing `bundle` writes: the bundle under its own version (kept, so a worker can
+    judge a turn under the version that judged its first record), then the shadow, or the
+    active one after keeping the one it replaces as `previous`; nothing already there."""
+    stored = [] if bundle.version in latest else [(bundle.version, bundle.canonical)]
     if shadow:
-        return [] if latest.get(SHADOW) == bundle.canonical else [(SHADOW, bundle.canonical)]
+        if latest.get(SHADOW) == bundle.canonical:
+            return []
+        return [*stored, (SHADOW, bundle.canonical)]
     current = latest.get(ACTIVE)
     if current == bundle.canonical:
         return []
-    return [*_kept(current), (ACTIVE, bundle.canonical)]
+    return [*stored, *_kept(current), (ACTIVE, bundle.canonical)]
 
 
 def _kept(current: bytes | None) -> list[tuple[str, bytes | None]]:

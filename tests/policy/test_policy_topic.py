@@ -67,6 +67,8 @@ def test_publish_status_promote_rollback(tmp_path: Path) -> None:
     async def scenario() -> None:
         await create_topics(Topology.of(settings), settings)
         assert await perform("publish", settings, v1) == [f"active {version[v1]}"]
+        stored = await read_latest(settings, Topology.of(settings).policy)
+        assert stored == {ACTIVE: read_bundle(v1).canonical, version[v1]: read_bundle(v1).canonical}
         assert (await perform("publish", settings, v1))[0].endswith("(already published)")
         await perform("publish", settings, v2)
         lines = await perform("status", settings)
@@ -81,6 +83,8 @@ def test_publish_status_promote_rollback(tmp_path: Path) -> None:
         assert status[0] == f"active   {version[v1]}" and status[2] == f"previous {version[v2]}"
         await perform("publish", settings, v3, shadow=True)
         assert (await perform("status", settings))[1] == f"shadow   {version[v3]}"
+        stored = await read_latest(settings, Topology.of(settings).policy)
+        assert {k for k in stored if k.startswith("sha256:")} == set(version.values())
         assert await perform("promote", settings) == [f"active {version[v3]}"]
         status = await perform("status", settings)
         assert status[:3] == [f"active   {version[v3]}", "shadow   -", f"previous {version[v1]}"]
