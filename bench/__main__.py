@@ -27,6 +27,7 @@ TARGETS: dict[str, tuple[str, float]] = {
     "pipeline_vs_passthrough": (">=", 0.3),
     "worker_vs_faust_copy": (">=", 0.8),
     "worker_peak_rss_mb": ("<", 250.0),
+    "finished_turn_state_bytes": ("<=", 100.0),
     "check_vs_baseline": (">=", 90.0),
     "gate_us_per_record": ("<=", 80.0),
     "leaks_vs_detect_secrets": (">=", 20.0),

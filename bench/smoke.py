@@ -28,7 +28,7 @@ EXPECTED: Mapping[str, tuple[str, ...]] = {
     "leaks_vs_detect_secrets": ("leaks_vs_detect_secrets", "leak_views_ms_per_mb"),
     "latency": ("latency_p99_ms", "worker_p99_ms", "latency_p99_vs_passthrough"),
     "recovery": ("recovery_seconds_ratio",),
-    "state_memory": ("worker_peak_rss_mb",),
+    "state_memory": ("finished_turn_state_bytes", "pending_turn_state_bytes", "worker_peak_rss_mb"),
     "rebalance": (
         "rebalance_pause_join_s",
         "rebalance_pause_leave_s",

@@ -26,8 +26,8 @@ from streams.core.state import (
     TurnState,
     expires_at,
     holds_replay,
-    released,
     seen_by,
+    settled,
     tool_key,
     with_stream,
     written,
@@ -222,14 +222,15 @@ class TurnBatch:
                     return
 
     def _release(self, partition: int) -> None:
-        """A finished turn keeps the chunks of its streamed final reply for that reply's replay
-        (`streams.core.state.written`), a tool call the ToolResult it sent; once the group has
-        committed past the record, no replay can come, and the value is written again without
-        them (at most EXPIRE_PER_BATCH a partition)."""
+        """A finished turn keeps what its record's replay needs (`streams.core.state.written`:
+        the record's identity and the state it saw, correction inputs and chunks included; a
+        tool call the ToolResult it sent); once the group has committed past the record, no
+        replay can come, and the value is written again `settled`, tens of bytes (at most
+        EXPIRE_PER_BATCH a partition)."""
         for key in self.index.releasable(partition, self.committed)[:EXPIRE_PER_BATCH]:
             stored = self.stored(partition, key)
             if stored is not None and holds_replay(stored):
-                self._overlay[key] = Write(partition, key, released(stored))
+                self._overlay[key] = Write(partition, key, settled(stored))
 
     def _step(
         self, source: Source, turn_id: str, now: datetime, step: Step, keep_chunks: bool = True

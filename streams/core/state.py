@@ -3,7 +3,10 @@
 The value names the input record that wrote it (`source`) and keeps the state that record saw
 (`before`). A replayed record that finds its own write therefore sees the state it saw the first
 time and makes the identical decision: state can be made durable before the outputs it implies,
-and a crash in between re-sends them. Nothing here imports Faust or Kafka.
+and a crash in between re-sends them. Once the group has committed past that record no replay
+can come, and a finished turn is written again `settled`: its outcome and when it finished (tens
+of bytes), enough to recognise a repeat until the horizon, nothing it saw. Nothing here imports
+Faust or Kafka.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import heapq
 import struct
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import orjson
@@ -23,6 +26,9 @@ from streams.core.trace import NO_TRACE, Trace, trace_from_list, trace_to_list
 
 # `open`: chunks of a streamed final reply are held and nothing else happened to the turn yet.
 Status = Literal["open", "pending", "finished"]
+
+# The `source` of a settled value: no record's (a record's source always holds colons).
+SETTLED = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,12 +81,24 @@ class TurnState:
             trace_from_list(value.get("trace")),
         )
 
+    @property
+    def is_settled(self) -> bool:
+        """A finished value no replay can need any more (`settled`)."""
+        return self.source == SETTLED and self.status == "finished"
+
     def encode(self) -> bytes:
+        if self.is_settled:
+            # `{"f": outcome, "t": epoch ms}`: what a million finished turns cost to hold
+            return orjson.dumps({"f": self.outcome, "t": _epoch_ms(self.at)})
         return orjson.dumps(self.as_dict())
 
     @classmethod
     def decode(cls, raw: bytes) -> TurnState:
-        return cls.from_dict(orjson.loads(raw))
+        value = orjson.loads(raw)
+        if "f" in value:
+            at = datetime.fromtimestamp(value["t"] / 1000, UTC)
+            return cls("finished", SETTLED, iso(at), outcome=value["f"])
+        return cls.from_dict(value)
 
     @property
     def finished_outcome(self) -> str | None:
@@ -129,24 +147,21 @@ def tool_key(call_id: str) -> bytes:
 
 
 def holds_replay(state: TurnState | None) -> bool:
-    """A finished value that still keeps what its record's replay needs: the chunks its final
-    reply was assembled from, or the ToolResult a tool call sent."""
-    return (
-        state is not None
-        and state.status == "finished"
-        and (
-            state.result is not None
-            or (state.before is not None and state.before.stream is not None)
-        )
-    )
+    """A finished value that still keeps what its record's replay needs: the record's identity
+    (`source`, so the replay finds its own write) and the state it saw (`before`: the pending
+    turn's correction inputs, the chunks its final reply was assembled from), or the ToolResult
+    a tool call sent."""
+    return state is not None and state.status == "finished" and not state.is_settled
 
 
-def released(state: TurnState) -> TurnState:
-    """The same value without what was kept for its record's replay."""
-    before = state.before
-    return replace(
-        state, result=None, before=replace(before, stream=None) if before is not None else None
-    )
+def settled(state: TurnState) -> TurnState:
+    """Only what recognises a repeat of a finished turn until the horizon: its outcome and
+    when it finished (the key is the turn id). Not the records it saw, nor what it sent."""
+    return TurnState("finished", SETTLED, state.at, outcome=state.outcome)
+
+
+def _epoch_ms(at: str) -> int:
+    return round(parse_iso(at).timestamp() * 1000)
 
 
 def source_position(source: str) -> tuple[str, int]:

@@ -286,9 +286,9 @@ def test_the_kept_chunks_go_once_the_group_committed_past_the_final_reply(h: Har
     later = h.run(streamed(h, [raw_reply(turn_id="t-10")], start=6))
     assert sorted(w.key for w in later.writes) == [b"t-10", b"t-42"]
     state = h.state()
-    assert state is not None and state.before is not None and state.before.stream is None
-    assert (state.status, state.outcome, state.source) == ("finished", "delivered", kept.source)
-    assert parts[1] not in state.encode().decode()
+    assert state is not None and state.before is None and state.stream is None
+    assert (state.status, state.outcome, state.at) == ("finished", "delivered", kept.at)
+    assert state.is_settled and parts[1] not in state.encode().decode()
     # once released, nothing more is written for it
     again = h.run(streamed(h, [raw_reply(turn_id="t-11")], start=7))
     assert [w.key for w in again.writes] == [b"t-11"]

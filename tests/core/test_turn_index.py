@@ -55,7 +55,7 @@ def test_a_full_take_yields_exactly_the_due_entries(
 def test_a_turn_is_due_exactly_at_its_horizon() -> None:
     keep = timedelta(days=7)
     at = datetime(2026, 11, 30, 12, 0, 5, tzinfo=UTC)
-    state = TurnState(status="finished", outcome="delivered", at=at.isoformat(), source="s")
+    state = TurnState("finished", "replies:0:7", at.isoformat(), outcome="delivered")
     index = TurnIndex(keep)
     index.note(0, b"t-1", state)
     assert list(index.due(0, at + keep - timedelta(milliseconds=1))) == []
