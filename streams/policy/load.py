@@ -23,6 +23,8 @@ from schemas.schema_contract import SchemaContract, SchemaError
 from streams.core.contracts import ContractLoadError, build_registry
 from streams.core.leak_compile import BUILTIN_RULE_IDS, LeakRuleError
 from streams.core.leaks import Masker
+from streams.core.pipeline import Gate
+from streams.core.ports import FileStage
 from streams.policy.bundle import SETTING_KEYS, Bundle, PolicyError
 from streams.settings import GateSettings, settings_problem
 
@@ -32,6 +34,8 @@ _GATE_KEYS: Final = tuple(k for k in SETTING_KEYS if k != "schema_contracts")
 UNSET: Final = "(unset)"
 # A record with no tenant, or one no section names; a platform no section names.
 ANY: Final = None
+# The version of the policy a worker enforces while no bundle is published: its settings file.
+SETTINGS_VERSION: Final = "settings"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,18 +61,25 @@ class Scope:
 
 @dataclass(frozen=True)
 class Policy:
-    """A loaded bundle: its version and a scope for every platform and tenant section."""
+    """A loaded bundle: its version and a scope for every platform and tenant section
+    (`bundle` None: the worker's settings file, `settings_policy`)."""
 
     version: str
-    bundle: Bundle
+    bundle: Bundle | None
     scopes: Mapping[tuple[str | None, str | None], Scope]
 
     def scope(self, platform: str | None, tenant: str | None) -> Scope:
-        """The scope of a record: a platform or tenant without a section of its own takes
-        the default's keys (and the other section's)."""
-        p = platform if (platform, ANY) in self.scopes else ANY
-        t = tenant if (ANY, tenant) in self.scopes else ANY
-        return self.scopes[(p, t)]
+        return self.scopes[scope_key(self.scopes, platform, tenant)]
+
+
+def scope_key(
+    keys: Mapping[tuple[str | None, str | None], object], platform: str | None, tenant: str | None
+) -> tuple[str | None, str | None]:
+    """Which scope judges a record: a platform or tenant without a section of its own takes
+    the default's keys (and the other section's)."""
+    p = platform if (platform, ANY) in keys else ANY
+    t = tenant if (ANY, tenant) in keys else ANY
+    return (p, t)
 
 
 def _base_values(base: GateSettings) -> dict[str, Any]:
@@ -240,3 +251,42 @@ def load_policy(bundle: Bundle, base: GateSettings) -> Policy:
     if reasons:
         raise PolicyError(bundle.version, sorted(set(reasons), key=reasons.index))
     return Policy(bundle.version, bundle, scopes)
+
+
+def settings_policy(base: GateSettings) -> Policy:
+    """The worker's settings file as the policy, what judges while no bundle is published:
+    one scope, built as the gate always built it (`build_registry`, `Masker.from_settings`)."""
+    scope = Scope(
+        base,
+        build_registry(base),
+        Masker.from_settings(base),
+        Correction(True, base.correction_deadline_seconds, None),
+        frozenset(),
+    )
+    return Policy(SETTINGS_VERSION, None, {(ANY, ANY): scope})
+
+
+class PolicyGates:
+    """A `Gate` for every scope of one policy, built at once (in the loading thread, not on the
+    hot path); scopes that are one object share one gate, and each gate masks with its
+    scope's masker."""
+
+    def __init__(self, policy: Policy, files: FileStage) -> None:
+        self.policy = policy
+        built: dict[int, Gate] = {}
+        self._gates: dict[tuple[str | None, str | None], Gate] = {}
+        for key, scope in policy.scopes.items():
+            gate = built.get(id(scope))
+            if gate is None:
+                gate = Gate(scope.settings, files, contracts=dict(scope.contracts))
+                gate.masker = scope.masker  # one masker per scope's leak keys, as loaded
+                built[id(scope)] = gate
+            self._gates[key] = gate
+
+    @property
+    def version(self) -> str:
+        return self.policy.version
+
+    def gate(self, platform: str | None, tenant: str | None) -> Gate:
+        """The gate that judges a record of this platform and tenant."""
+        return self._gates[scope_key(self._gates, platform, tenant)]

@@ -17,8 +17,6 @@ from streams.ops.metrics import OTHER, bound
 
 ROLES: Final = ("active", "shadow")
 DISAGREEMENT_KINDS: Final = frozenset({"verdict", "masking", "codes"})
-# What a worker without a published bundle enforces: its settings file.
-SETTINGS_VERSION: Final = "settings"
 
 
 class PolicyMetrics:

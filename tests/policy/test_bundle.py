@@ -115,6 +115,7 @@ def test_tenant_over_platform_over_default_key_by_key(tmp_path: Path) -> None:
     assert "acme-secret-1" in masked and "canary-0001" not in masked
     # a key no section sets is the documented default, not the worker's settings file
     worker = GateSettings(failure_notice_text="the worker's own notice")
+    assert policy.bundle is not None
     assert load_policy(policy.bundle, worker).scope(None, None).settings.failure_notice_text == (
         GateSettings().failure_notice_text
     )
