@@ -1,6 +1,6 @@
 """A worker's policy follower: reads the policy topic from its start for as long as the worker
-runs, loads each new bundle off the event loop, and holds the newest loaded versions until the
-worker takes them at a batch boundary (`take`).
+runs, loads each new bundle and builds its gates off the event loop, and holds the newest
+loaded versions until the worker takes them at a batch boundary (`take`).
 
 A bundle that does not load is refused whole: the worker keeps what it holds, the refusal is
 counted and said in one log line, and the follower goes on reading. The follower also reports
@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from streams.broker.topology import Topology
+from streams.core.ports import FileStage
 from streams.policy.bundle import PolicyError, bundle_from_record, version_of
-from streams.policy.load import Policy, load_policy
+from streams.policy.load import Policy, PolicyGates, load_policy
 from streams.policy.metrics import PolicyMetrics
 from streams.policy.topic import ACTIVE, REPORT_SECONDS, SHADOW, StatusReport, consumer_options
 from streams.settings import GateSettings, KafkaSettings
@@ -35,11 +36,11 @@ RETRY_SECONDS: Final = 1.0
 
 @dataclass(frozen=True, slots=True)
 class Held:
-    """What judges: the active policy (None: no bundle published, the settings file judges)
-    and the shadow (None: no shadow)."""
+    """What judges: the active policy's gates (None: no bundle published, the settings file
+    judges) and the shadow's (None: no shadow)."""
 
-    active: Policy | None
-    shadow: Policy | None
+    active: PolicyGates | None
+    shadow: PolicyGates | None
 
     @property
     def active_version(self) -> str | None:
@@ -61,11 +62,13 @@ class PolicyFollower:
         kafka: KafkaSettings,
         topology: Topology,
         base: GateSettings,
+        files: FileStage,
         worker_id: str,
         metrics: PolicyMetrics | None = None,
         load: Callable[[Any, GateSettings], Policy] = load_policy,
     ) -> None:
         self.kafka = kafka
+        self.files = files
         self.topology = topology
         self.base = base
         self.worker_id = worker_id
@@ -75,7 +78,7 @@ class PolicyFollower:
         # Set once the topic has been read to the end it had when the follower started: a
         # worker that waits for it never judges under a version already replaced.
         self.caught_up = asyncio.Event()
-        self._loaded: dict[str, Policy | None] = {ACTIVE: None, SHADOW: None}
+        self._loaded: dict[str, PolicyGates | None] = {ACTIVE: None, SHADOW: None}
         self._taken = NOTHING
         self._applied_at: float | None = None
         self._changed = asyncio.Event()
@@ -164,7 +167,7 @@ class PolicyFollower:
                 continue
             try:
                 bundle = bundle_from_record(value, f"{key} {version}")
-                policy = await asyncio.to_thread(self._load_policy, bundle, self.base)
+                gates = await asyncio.to_thread(self._gates, bundle)
             except PolicyError as exc:
                 self.refused += 1
                 if self.metrics is not None:
@@ -172,7 +175,11 @@ class PolicyFollower:
                 kept = "none" if current is None else current.version
                 log.error("policy %s refused, keeping %s: %s", key, kept, exc)
                 continue
-            self._loaded[key] = policy
+            self._loaded[key] = gates
+
+    def _gates(self, bundle: Any) -> PolicyGates:
+        """A bundle loaded and its gates built: all of it, in the loading thread."""
+        return PolicyGates(self._load_policy(bundle, self.base), self.files)
 
     # ---- reporting ---------------------------------------------------------------------
 

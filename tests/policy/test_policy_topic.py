@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 
 from streams.broker.topology import Topology, create_topics
+from streams.files.stage import DiskFiles
 from streams.policy.bundle import PolicyError, read_bundle
 from streams.policy.follower import PolicyFollower
 from streams.policy.load import Policy, load_policy
 from streams.policy.topic import ACTIVE, NothingTo, StatusReport, perform, read_latest, write
-from streams.settings import GateSettings, Settings
+from streams.settings import FileSettings, GateSettings, Settings
 from tests.support.kafka import bootstrap
 
 pytestmark = pytest.mark.kafka
@@ -124,8 +125,9 @@ def test_the_follower_takes_each_version_once_and_refuses_a_bad_one_whole(
         # Published before the follower starts: only the latest active is loaded.
         await perform("publish", settings, v1)
         await perform("publish", settings, v2)
+        files = DiskFiles.from_settings(settings.group(FileSettings))
         follower = PolicyFollower(
-            settings, topology, settings.group(GateSettings), "w-1", load=counting_load
+            settings, topology, settings.group(GateSettings), files, "w-1", load=counting_load
         )
         task = asyncio.create_task(follower.run())
         try:
@@ -155,7 +157,7 @@ def test_the_follower_takes_each_version_once_and_refuses_a_bad_one_whole(
             assert new.shadow is not None
             assert new.active_version == read_bundle(v1).version
             assert new.shadow_version == read_bundle(v3).version
-            masked, _ = new.shadow.scope("im", "acme").masker.mask_text("acme-0003")
+            masked, _ = new.shadow.gate("im", "acme").masker.mask_text("acme-0003")
             assert "acme-0003" not in masked
 
             # The worker's report: what it took, and the refusal.
