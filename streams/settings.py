@@ -260,6 +260,13 @@ class WorkerSettings(BaseModel):
     metrics_port: int = Field(default=9108, ge=0, le=65535)
     shutdown_timeout_seconds: float = Field(default=20.0, gt=0, le=600)
 
+    # Policy bundles (docs/policy.md): the record header whose value is a record's tenant
+    # (none: no record has a tenant), and one audit record per outcome (on by default).
+    policy_tenant_header: str | None = Field(
+        default=None, min_length=1, max_length=100, pattern=r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$"
+    )
+    audit: bool = True
+
 
 class ContractSettings(BaseModel):
     """Leak masking and the contracts a deployment registers."""

@@ -137,6 +137,8 @@ def test_scopes_that_share_their_leak_keys_share_one_masker(tmp_path: Path) -> N
         ),
         ("[tenant.a]\n[tenant.a.corrector]\nenabled = true\n", "tenant.a.corrector: a connection"),
         ("[default]\nbatch_max_records = 5\n", "default.batch_max_records: a worker setting"),
+        ("[tenant.a]\naudit = false\n", "tenant.a.audit: a worker setting"),
+        ('[default]\npolicy_tenant_header = "x"\n', "policy_tenant_header: a worker setting"),
         ("[default]\nleak_literal = []\n", "names no policy key (did you mean leak_literals?)"),
         ('[platform.im]\nplatforms = ["im"]\n', "platform.im.platforms: set it in the default"),
         ("[defualt]\n", "defualt: not a section (default, platform.NAME, tenant.NAME) (did you"),
@@ -229,3 +231,11 @@ def test_policy_check_prints_the_version_or_exits_2_with_the_reasons(tmp_path: P
     assert done.returncode == 2 and done.stdout == b""
     (line,) = done.stderr.decode().splitlines()
     assert line.startswith(f"replygate policy: error: {bad}: 1 problem: default.batch_max_records")
+
+
+def test_the_tenant_header_setting_is_a_header_name() -> None:
+    assert Settings(policy_tenant_header="x-tenant").policy_tenant_header == "x-tenant"
+    assert Settings().policy_tenant_header is None and Settings().audit is True
+    for bad in ("x tenant", "", "x\ntenant"):
+        with pytest.raises(ValueError):
+            Settings(policy_tenant_header=bad)
