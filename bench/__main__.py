@@ -1,7 +1,8 @@
 """`make bench`: every benchmark in turn, then a summary of the RATIO lines and their targets.
 
 `python -m bench [name ...]` runs only the named ones (pipeline_vs_passthrough, check_vs_baseline,
-leaks_vs_detect_secrets, latency, recovery, state_memory, rebalance). The broker ones need a broker:
+leaks_vs_detect_secrets, latency, recovery, state_memory, rebalance, rebalance_1m, broker_outage).
+The broker ones need a broker:
 KAFKA_BOOTSTRAP_SERVERS, or the local one on 127.0.0.1:$KAFKA_PORT (`make bench` starts it).
 """
 
@@ -12,6 +13,7 @@ import sys
 import time
 
 from bench import (
+    broker_outage,
     check_vs_baseline,
     latency,
     leaks_vs_detect_secrets,
@@ -38,6 +40,10 @@ TARGETS: dict[str, tuple[str, float]] = {
     "rebalance_pause_join_s": ("<=", 3.0),
     "rebalance_pause_leave_s": ("<=", 3.0),
     "rebalance_pause_crash_s": ("<=", rebalance.session_timeout() + 2.0),
+    "rebalance_pause_join_1m_s": ("<=", 3.0),
+    "rebalance_pause_leave_1m_s": ("<=", 3.0),
+    "rebalance_pause_crash_1m_s": ("<=", rebalance.session_timeout() + 2.0),
+    "broker_resume_s": ("<=", 5.0),
 }
 ORDER = (
     "pipeline_vs_passthrough",
@@ -47,6 +53,8 @@ ORDER = (
     "recovery",
     "state_memory",
     "rebalance",
+    "rebalance_1m",
+    "broker_outage",
 )
 
 
@@ -78,6 +86,10 @@ def main(argv: list[str]) -> int:
             state_memory.run()
         elif name == "rebalance":
             rebalance.run()
+        elif name == "rebalance_1m":
+            rebalance.run_horizon()
+        elif name == "broker_outage":
+            broker_outage.run()
         else:
             latency.run(max_rate)
     say(f"\nsummary ({time.monotonic() - started:.0f} s, load average {os.getloadavg()[0]:.2f}):")

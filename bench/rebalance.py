@@ -25,6 +25,7 @@ from pathlib import Path
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.errors import KafkaError
 from replygate_dev.demo import free_port
 
 from bench.common import fmt, median, ratio, say
@@ -57,6 +58,7 @@ class Traffic:
     thread of its own (its event loop is not held up by the bench's waits)."""
 
     dep: Deployment
+    rate: float = RATE
     sent: dict[int, int] = field(default_factory=dict)  # reply n -> send time (ms)
     delivered: dict[int, int] = field(default_factory=dict)  # reply n -> first delivery (ms)
     stop: threading.Event = field(default_factory=threading.Event)
@@ -86,9 +88,13 @@ class Traffic:
                 key, value = _reply(n)
                 with self.lock:
                     self.sent[n] = int(time.time() * 1000)
-                await producer.send(topic, value, key=key)
+                try:
+                    await producer.send(topic, value, key=key)
+                except KafkaError:  # no broker to send to (bench.broker_outage): not sent
+                    with self.lock:
+                        del self.sent[n]
                 n += 1
-                await asyncio.sleep(max(0.0, started + n / RATE - time.monotonic()))
+                await asyncio.sleep(max(0.0, started + n / self.rate - time.monotonic()))
         finally:
             await producer.stop()
 
@@ -138,19 +144,22 @@ def _start(dep: Deployment, workdir: Path) -> tuple[Worker, int]:
     return worker, port
 
 
-def _round(dep: Deployment, traffic: Traffic, tmp: Path, r: int) -> dict[str, float]:
+def _round(
+    dep: Deployment, traffic: Traffic, tmp: Path, r: int, bound: float = READY_BOUND
+) -> dict[str, float]:
     pauses: dict[str, float] = {}
     joiner: list[Worker] = []
 
     def join() -> None:
         worker, port = _start(dep, tmp / f"r{r}-join")
         joiner.append(worker)
-        wait_ready(port, worker, READY_BOUND)
+        wait_ready(port, worker, bound)
 
+    # a join's window starts at the worker's start and lasts until it is ready, then WINDOW
     pauses["join"] = _pause_after(traffic, join, WINDOW)
     pauses["leave"] = _pause_after(traffic, lambda: joiner[0].stop(), WINDOW)
     victim, port = _start(dep, tmp / f"r{r}-crash")
-    wait_ready(port, victim, READY_BOUND)
+    wait_ready(port, victim, bound)
     time.sleep(WINDOW)  # its join settles first
     pauses["crash"] = _pause_after(traffic, victim.proc.kill, WINDOW + session_timeout())
     victim.proc.wait(10)
@@ -184,4 +193,56 @@ def run(rounds: int = ROUNDS) -> dict[str, float]:
         say(f"  {event}: pauses {fmt(results[event], 2)} s")
         medians[event] = median(results[event])
         ratio(f"rebalance_pause_{event}_s", medians[event])
+    return medians
+
+
+# With a horizon's worth of finished turns: the state a worker restores when partitions move.
+HORIZON_TURNS = int(os.environ.get("BENCH_REBALANCE_TURNS", "1000000"))
+HORIZON_ROUNDS = int(os.environ.get("BENCH_REBALANCE_1M_ROUNDS", "1"))
+HORIZON_BOUND = 1800.0
+# What the deployment runs in production (deploy/k8s): state on disk, a warm copy elsewhere.
+HORIZON_ENV = {"REPLYGATE_STORE": "rocksdb://", "REPLYGATE_STANDBY_REPLICAS": "1"}
+
+
+def run_horizon(turns: int = HORIZON_TURNS, rounds: int = HORIZON_ROUNDS) -> dict[str, float]:
+    """The same events with `turns` finished turns in the horizon, written straight to the turn
+    changelog as the worker leaves them (settled), on the production store (RocksDB, one
+    standby replica). RATIO rebalance_pause_{join,leave,crash}_1m_s."""
+    from bench.state_memory import write_settled
+
+    say(
+        f"\n== rebalance pause with {turns:,} finished turns in the horizon: {RATE:g} replies/s "
+        f"on {PARTITIONS} partitions, {rounds} round(s), RocksDB, 1 standby replica"
+    )
+    dep = Deployment(partitions=PARTITIONS, env=dict(HORIZON_ENV))
+    dep.create_topics()
+    results: dict[str, list[float]] = {e: [] for e in EVENTS}
+    traffic = Traffic(dep)
+    with tempfile.TemporaryDirectory(prefix="rg-bench-") as tmp:
+        maker, port = _start(dep, Path(tmp) / "maker")  # it creates the changelog topic
+        wait_ready(port, maker, READY_BOUND)
+        maker.stop()
+        started = time.monotonic()
+        asyncio.run(write_settled(dep.servers, dep.changelog(), turns, PARTITIONS))
+        say(f"  {turns:,} settled turns written in {time.monotonic() - started:.0f} s")
+        first, port = _start(dep, Path(tmp) / "first")
+        try:
+            ready_s = wait_ready(port, first, HORIZON_BOUND, poll=0.5)
+            rss = first.rss_mb()
+            say(f"  the first worker (empty disk) ready in {ready_s:.0f} s, RSS {rss:.0f} MB")
+            traffic.start()
+            time.sleep(5)
+            for r in range(rounds):
+                for event, pause in _round(dep, traffic, Path(tmp), r, HORIZON_BOUND).items():
+                    results[event].append(pause)
+            say(f"  the first worker's peak RSS {first.peak_rss_mb():.0f} MB")
+        finally:
+            traffic.close()
+            first.stop()
+            dep.cleanup()
+    medians = {}
+    for event in EVENTS:
+        say(f"  {event}: pauses {fmt(results[event], 2)} s")
+        medians[event] = median(results[event])
+        ratio(f"rebalance_pause_{event}_1m_s", medians[event])
     return medians

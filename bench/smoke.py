@@ -34,6 +34,12 @@ EXPECTED: Mapping[str, tuple[str, ...]] = {
         "rebalance_pause_leave_s",
         "rebalance_pause_crash_s",
     ),
+    "rebalance_1m": (
+        "rebalance_pause_join_1m_s",
+        "rebalance_pause_leave_1m_s",
+        "rebalance_pause_crash_1m_s",
+    ),
+    "broker_outage": ("broker_resume_s",),
 }
 
 # Tiny sizes: a round each, a few hundred records, short windows and horizons.
@@ -55,6 +61,9 @@ SMOKE_ENV: Mapping[str, str] = {
     "BENCH_STATE_TURNS": "2000",
     "BENCH_REBALANCE_ROUNDS": "1",
     "BENCH_REBALANCE_WINDOW": "3",
+    "BENCH_REBALANCE_TURNS": "2000",
+    "BENCH_OUTAGE_SECONDS": "3",
+    "BENCH_OUTAGE_ROUNDS": "1",
     "REPLYGATE_SESSION_TIMEOUT_SECONDS": "6",
 }
 MODULE_TIMEOUT_SECONDS = 300.0

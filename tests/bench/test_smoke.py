@@ -43,8 +43,9 @@ def test_each_expected_name_is_printed_by_its_module() -> None:
     """The table cannot drift from the modules: each name is spelled in a `ratio(...)` call of
     its module (or, for the rebalance events, built from the event names)."""
     root = Path(smoke.__file__).parent
+    modules = {"rebalance_1m": "rebalance"}  # a second run of one module
     for module, names in smoke.EXPECTED.items():
-        source = (root / f"{module}.py").read_text()
+        source = (root / f"{modules.get(module, module)}.py").read_text()
         spelled = set(re.findall(r'ratio\(\s*"([a-z0-9_]+)"', source))
         templates = re.findall(r'ratio\(\s*f"([a-z0-9_]*)\{[a-z_]+\}([a-z0-9_]*)"', source)
         for name in names:

@@ -308,6 +308,23 @@ class PrivateBroker:
     def down(self, purge: bool = False) -> None:
         self._run("down", *(["--purge"] if purge else []))
 
+    def kill(self) -> None:
+        """SIGKILL the broker (no clean shutdown: its logs are recovered at the next `up`) and
+        wait until it is gone."""
+        pid = int((self.home / "kafka.pid").read_text().strip())
+        os.kill(pid, signal.SIGKILL)
+        while _alive(pid):
+            time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
 
 class ExplodingContract:
     """A registered contract whose validation raises: the worker must dead-letter, not stop."""
