@@ -230,6 +230,10 @@ class WorkerSettings(BaseModel):
     processing_guarantee: Literal["at_least_once", "exactly_once"] = "at_least_once"
     data_dir: Path = Path(".run/worker-data")
     store: str = "memory://"
+    # Workers that keep a warm copy of each partition's turn state (Faust's standby replicas):
+    # with `rocksdb://` a partition that moves to one of them is read only from where its copy
+    # stopped. Nothing for `memory://`, whose standby copy Faust drops.
+    standby_replicas: int = Field(default=0, ge=0, le=3)
 
     deadline_scan_interval_seconds: float = Field(default=0.5, gt=0, le=60)
 

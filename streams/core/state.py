@@ -199,6 +199,9 @@ def expires_at(state: TurnState, keep: timedelta) -> datetime | None:
     return parse_iso(state.at) + keep
 
 
+# How a settled value's encoding starts (`TurnState.encode`)
+_SETTLED_HEAD = b'{"f":'
+
 # An expiry entry's head: the moment (epoch seconds) and the key's length; the key follows.
 _ENTRY = struct.Struct(">dI")
 # Finished turns are filed by the minute they expire in: a buffer per minute, not an object per
@@ -270,8 +273,25 @@ class TurnIndex:
 
     def rebuild(self, items: Iterable[tuple[int, bytes, bytes]]) -> None:
         self.clear()
+        self.load(items)
+
+    def load(self, items: Iterable[tuple[int, bytes, bytes]]) -> None:
+        """Track stored values of partitions this index does not hold yet. A settled value is
+        filed by its `t` alone: a million of them after a rebalance cost seconds as objects."""
+        keep = self.keep.total_seconds()
         for partition, key, raw in items:
-            self.note(partition, key, TurnState.decode(raw))
+            if raw.startswith(_SETTLED_HEAD):
+                moment = orjson.loads(raw)["t"] / 1000 + keep
+                self._expiry.setdefault(partition, ExpiryOrder()).add(moment, key)
+            else:
+                self.note(partition, key, TurnState.decode(raw))
+
+    def forget(self, partition: int) -> None:
+        """Drop a partition this worker no longer owns (its turns are another's now)."""
+        self._expiry.pop(partition, None)
+        self._held.pop(partition, None)
+        for key in [k for k, (p, _turn) in self.pending.items() if p == partition]:
+            del self.pending[key]
 
     def note(self, partition: int, key: bytes, state: TurnState | None) -> None:
         """Track a value just written (None: the turn's state is gone)."""

@@ -140,6 +140,7 @@ class Worker:
         self.app = app
         self.metrics = metrics
         inputs = [t.name for t in topology.gate_inputs()]
+        self.inputs = frozenset(inputs)
         self.offsets = OffsetWatch(app, inputs, kafka, knobs.stall_seconds)
         store = TurnStore(table)
         index = TurnIndex(turns.state_keep)
@@ -187,9 +188,10 @@ class Worker:
     async def assigned(self, partitions: Iterable[Any]) -> None:
         """A new assignment: the index and the offset bookkeeping are stale, and the log
         starts of never-committed partitions are learned before anything commits."""
-        self.index.stale()
+        assigned = list(partitions)
+        self.index.stale({tp.partition for tp in assigned if tp.topic in self.inputs})
         self.offsets.reset()
-        await self.offsets.learn_assigned_log_starts(partitions)
+        await self.offsets.learn_assigned_log_starts(assigned)
 
 
 def app_options(
@@ -221,7 +223,7 @@ def app_options(
         producer_max_batch_size=knobs.producer_max_batch_bytes,
         # Wait for in-flight batches on revoke, so their acknowledgements can be committed.
         stream_wait_empty=True,
-        table_standby_replicas=0,
+        table_standby_replicas=knobs.standby_replicas,
         worker_redirect_stdouts=False,
         **faust_broker_options(kafka),
     )

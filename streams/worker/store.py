@@ -9,7 +9,7 @@ local store and a store recovered from the changelog always agree.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,36 +69,61 @@ class TurnStore:
         self.table.data.apply_changelog_batch(events, to_key=_same, to_value=_same)
         read_own_writes(self.table.app.tables.recovery, offsets)
 
-    def items(self) -> Iterator[tuple[int, bytes, bytes]]:
-        """Every stored turn as (partition, key, value), for rebuilding the index."""
+    def items(self, only: Set[int] | None = None) -> Iterator[tuple[int, bytes, bytes]]:
+        """Every stored turn as (partition, key, value), for rebuilding the index; `only`: of
+        these partitions alone."""
         store = self.table.data
         if self._rocksdb:
-            for partition, db in list(store._dbs.items()):
+            dbs = (
+                list(store._dbs.items())
+                if only is None
+                else [(p, store._db_for_partition(p)) for p in sorted(only)]
+            )
+            for partition, db in dbs:
                 for key, value in db.items():
                     if key != store.offset_key and value is not None:
                         yield partition, key, value
             return
         partitions = store._key_partition
         for key, value in list(store.data.items()):
-            if value is not None:
-                yield partitions.get(key, 0), key, value
+            partition = partitions.get(key, 0)
+            if value is not None and (only is None or partition in only):
+                yield partition, key, value
 
 
 class StoredIndex:
-    """The `TurnIndex` of the turns in the store, rebuilt after a rebalance changed which
-    partitions the store holds (`stale`), so pending turns are never looked for by a scan."""
+    """The `TurnIndex` of the turns of the partitions this worker owns, brought up to date after
+    a rebalance changed them (`stale`), so pending turns are never looked for by a scan.
+
+    A partition kept through the rebalance keeps its entries (every write kept them current,
+    and no one else wrote to it meanwhile); only a partition new to this worker is read from
+    the store, and one it lost is forgotten. With a million finished turns in the store a full
+    rebuild took seconds at every rebalance.
+    """
 
     def __init__(self, index: TurnIndex, store: TurnStore) -> None:
         self.index = index
         self.store = store
         self.fresh = False
+        self.owned: set[int] | None = None  # None: not known, rebuild from everything stored
+        self.held: set[int] | None = None  # the partitions the index holds (None: all)
 
-    def stale(self) -> None:
+    def stale(self, owned: Set[int] | None = None) -> None:
+        """A rebalance: `owned` the input partitions now assigned here, when known."""
         self.fresh = False
+        if owned is not None:
+            self.owned = set(owned)
 
     def refresh(self) -> TurnIndex:
-        """The index, rebuilt first if a rebalance came since the last rebuild."""
-        if not self.fresh:
-            self.index.rebuild(self.store.items())
-            self.fresh = True
+        """The index, brought up to date first if a rebalance came since."""
+        if self.fresh:
+            return self.index
+        if self.owned is None or self.held is None:
+            self.index.rebuild(self.store.items(self.owned))
+        else:
+            for partition in self.held - self.owned:
+                self.index.forget(partition)
+            self.index.load(self.store.items(self.owned - self.held))
+        self.held = None if self.owned is None else set(self.owned)
+        self.fresh = True
         return self.index

@@ -76,6 +76,17 @@ def one(docs: tuple[dict[str, Any], ...], kind: str) -> dict[str, Any]:
     return found[0]
 
 
+# The workers: a Deployment in the base (development), a StatefulSet in production
+# (components/stateful, which the example overlay uses).
+WORKER_KINDS = ("Deployment", "StatefulSet")
+
+
+def workers(docs: tuple[dict[str, Any], ...]) -> dict[str, Any]:
+    found = [d for d in docs if d["kind"] in WORKER_KINDS]
+    assert len(found) == 1, [d["kind"] for d in found]
+    return found[0]
+
+
 BASE = str(K8S / "base")
 OVERLAY = str(K8S / "overlays" / "example")
 
@@ -85,8 +96,8 @@ OVERLAY = str(K8S / "overlays" / "example")
 def test_kustomize_render_validates(path: str) -> None:
     docs = build(path)
     kinds = {d["kind"] for d in docs}
+    assert kinds & set(WORKER_KINDS)
     assert {
-        "Deployment",
         "ConfigMap",
         "Service",
         "ServiceMonitor",
@@ -121,7 +132,7 @@ def test_overlay_adds_keda_namespace_and_example_secret() -> None:
     }
     ns = one(docs, "Namespace")["metadata"]["name"]
     assert all(d["metadata"].get("namespace") == ns for d in docs if d["kind"] != "Namespace")
-    image = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0]["image"]
+    image = workers(docs)["spec"]["template"]["spec"]["containers"][0]["image"]
     assert image != "replygate:latest"
 
 
@@ -145,7 +156,7 @@ def config_data(docs: tuple[dict[str, Any], ...]) -> dict[str, str]:
 
 
 def pod_specs(docs: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
-    return [d["spec"]["template"]["spec"] for d in docs if d["kind"] in ("Deployment", "Job")]
+    return [d["spec"]["template"]["spec"] for d in docs if d["kind"] in (*WORKER_KINDS, "Job")]
 
 
 @pytest.mark.parametrize("path", [BASE, OVERLAY])
@@ -170,7 +181,7 @@ def test_pods_are_hardened(path: str) -> None:
 def test_deployment_probes_ports_and_data_dir() -> None:
     docs = build(OVERLAY)
     config = config_data(docs)
-    dep = one(docs, "Deployment")
+    dep = workers(docs)
     spec = dep["spec"]["template"]["spec"]
     (c,) = spec["containers"]
     assert c["args"] == ["worker"]
@@ -183,7 +194,9 @@ def test_deployment_probes_ports_and_data_dir() -> None:
     assert grace > float(config["REPLYGATE_SHUTDOWN_TIMEOUT_SECONDS"])
     volumes = {v["name"]: v for v in spec["volumes"]}
     mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
-    assert "emptyDir" in volumes[mounts[config["REPLYGATE_DATA_DIR"]]]
+    data = mounts[config["REPLYGATE_DATA_DIR"]]
+    claims = {t["metadata"]["name"] for t in dep["spec"].get("volumeClaimTemplates", [])}
+    assert data in claims or "emptyDir" in volumes[data]
     # The ConfigMap feeds REPLYGATE_* and the SASL credentials come from a Secret.
     assert c["envFrom"][0]["configMapRef"]["name"] == one(docs, "ConfigMap")["metadata"]["name"]
     env = {e["name"]: e for e in c["env"]}
@@ -207,8 +220,8 @@ def test_topics_job_runs_replygate_topics() -> None:
 
 def test_service_monitor_selects_the_metrics_service() -> None:
     docs = build(OVERLAY)
-    svc = one(docs, "Service")
-    dep = one(docs, "Deployment")
+    svc = next(d for d in docs if d["metadata"]["name"] == "replygate-metrics")
+    dep = workers(docs)
     sm = one(docs, "ServiceMonitor")
     assert sm["apiVersion"] == "monitoring.coreos.com/v1"
     selector = sm["spec"]["selector"]["matchLabels"]
@@ -222,7 +235,7 @@ def test_service_monitor_selects_the_metrics_service() -> None:
 
 def test_pdb_and_network_policy_select_the_workers() -> None:
     docs = build(OVERLAY)
-    pod_labels = one(docs, "Deployment")["spec"]["template"]["metadata"]["labels"]
+    pod_labels = workers(docs)["spec"]["template"]["metadata"]["labels"]
     pdb = one(docs, "PodDisruptionBudget")
     assert pdb["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
     netpol = one(docs, "NetworkPolicy")
@@ -236,9 +249,9 @@ def test_keda_scaled_object_is_structurally_sound() -> None:
     so = one(docs, "ScaledObject")
     assert so["apiVersion"] == "keda.sh/v1alpha1"
     target = so["spec"]["scaleTargetRef"]
-    dep = one(docs, "Deployment")
+    dep = workers(docs)
     assert target["name"] == dep["metadata"]["name"]
-    assert target.get("kind", "Deployment") == "Deployment"
+    assert target.get("kind", "Deployment") == dep["kind"]
     containers = {c["name"] for c in dep["spec"]["template"]["spec"]["containers"]}
     assert target["envSourceContainerName"] in containers
     (trigger,) = so["spec"]["triggers"]
