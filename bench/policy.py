@@ -58,9 +58,7 @@ def run(n: int = N_RECORDS, rounds: int = ROUNDS) -> None:
         both: list[float] = []
         differ = 0
         for r in range(rounds):
-            records = [
-                rec for rec in Workload(300 + r).records(n) if rec.topic == "replies_raw"
-            ]
+            records = [rec for rec in Workload(300 + r).records(n) if rec.topic == "replies_raw"]
             sources = [Source("replies.raw", 0, i) for i in range(len(records))]
             started = time.process_time()
             for rec, source in zip(records, sources, strict=True):
