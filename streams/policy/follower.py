@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -32,6 +33,9 @@ log = logging.getLogger("replygate.policy")
 POLL_MS: Final = 250
 # After a broker error, the follower waits this long and reads on from where it was.
 RETRY_SECONDS: Final = 1.0
+# Published bundles kept in memory (the newest), and older versions kept loaded.
+MAX_STORED: Final = 32
+MAX_RECENT: Final = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +83,10 @@ class PolicyFollower:
         # worker that waits for it never judges under a version already replaced.
         self.caught_up = asyncio.Event()
         self._loaded: dict[str, PolicyGates | None] = {ACTIVE: None, SHADOW: None}
+        # Every published version's bundle (the topic's `sha256:...` keys), and the versions
+        # loaded lately, for turns and replays judged under a version no longer active.
+        self._stored: OrderedDict[str, bytes] = OrderedDict()
+        self._recent: OrderedDict[str, PolicyGates] = OrderedDict()
         self._taken = NOTHING
         self._applied_at: float | None = None
         self._changed = asyncio.Event()
@@ -143,6 +151,8 @@ class PolicyFollower:
                         key = record.key.decode("utf-8", "replace") if record.key else ""
                         if key in (ACTIVE, SHADOW):
                             pending[key] = record.value
+                        elif key.startswith("sha256:"):
+                            self._store(key, record.value)
                     position = await consumer.position(tp)
                     if not self.caught_up.is_set() and position < end:
                         continue  # the start: only the latest record of each key counts
@@ -176,6 +186,43 @@ class PolicyFollower:
                 log.error("policy %s refused, keeping %s: %s", key, kept, exc)
                 continue
             self._loaded[key] = gates
+            self._remember(gates)
+
+    # ---- older versions ----------------------------------------------------------------
+
+    def _store(self, version: str, value: bytes | None) -> None:
+        self._stored.pop(version, None)
+        if value is not None:
+            self._stored[version] = value
+            while len(self._stored) > MAX_STORED:
+                self._stored.popitem(last=False)
+
+    def _remember(self, gates: PolicyGates) -> None:
+        self._recent[gates.version] = gates
+        self._recent.move_to_end(gates.version)
+        while len(self._recent) > MAX_RECENT:
+            self._recent.popitem(last=False)
+
+    async def gates_for(self, version: str) -> PolicyGates | None:
+        """The gates of a version a turn or a replayed record was judged under: one held or
+        loaded lately, else loaded from the topic's store (off the event loop); None when the
+        topic does not hold it or it does not load (counted as a refusal)."""
+        for held in (self._taken.active, self._taken.shadow, self._recent.get(version)):
+            if held is not None and held.version == version:
+                return held
+        value = self._stored.get(version)
+        if value is None or version_of(value) != version:
+            return None
+        try:
+            gates = await asyncio.to_thread(self._gates, bundle_from_record(value, version))
+        except PolicyError as exc:
+            self.refused += 1
+            if self.metrics is not None:
+                self.metrics.refused()
+            log.error("policy %s refused: %s", version, exc)
+            return None
+        self._remember(gates)
+        return gates
 
     def _gates(self, bundle: Any) -> PolicyGates:
         """A bundle loaded and its gates built: all of it, in the loading thread."""

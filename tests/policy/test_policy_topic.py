@@ -155,6 +155,11 @@ def test_the_follower_takes_each_version_once_and_refuses_a_bad_one_whole(
             )
             new = follower.held
             assert new.shadow is not None
+            # An older version, for a turn begun under it: loaded from the topic's store.
+            older = await follower.gates_for(read_bundle(v2).version)
+            assert older is not None and older.version == read_bundle(v2).version
+            assert await follower.gates_for(read_bundle(v2).version) is older  # kept
+            assert await follower.gates_for("sha256:" + "0" * 64) is None
             assert new.active_version == read_bundle(v1).version
             assert new.shadow_version == read_bundle(v3).version
             masked, _ = new.shadow.gate("im", "acme").masker.mask_text("acme-0003")
