@@ -167,7 +167,10 @@ SHARED_CODES: Final = table(
        "segments[0].data.text", "Input should be a valid string",
        "must be {expected}",
        union="has the wrong JSON type",
-       arguments="the arguments must be a JSON object"),
+       arguments="the arguments must be a JSON object",
+       key="is a key that is not a string; JSON object keys are strings",
+       json="is a Python {kind}, not a JSON value (null, true/false, a number, a string, an "
+       "array or an object)"),
     TOO_SHORT := _c(
        "too_short", (ANY, RECORD), "A string or list shorter than its minimum (code points).",
        "title", "String should have at least 1 character", "",
@@ -206,7 +209,8 @@ SHARED_CODES: Final = table(
        "A number that is NaN or infinite, or a literal beyond the double range (`1e400`) in "
        "a tool call's arguments.",
        "blocks[0].series[0].values[2]", "Input should be a finite number",
-       "is too large to be a finite number"),
+       "is too large to be a finite number",
+       nan="is NaN or infinite: JSON has no such number (send null or a finite number)"),
     CONTROL_CHARACTER := _c(
        "control_character", (ANY,),
        "NUL, another C0 or a C1 control character (tab, line feed and carriage return are "
@@ -258,6 +262,24 @@ SHARED_CODES: Final = table(
        plain="is not plain JSON: {error}",
        no_value="the record has no value",
        bare="not one UTF-8 JSON value"),
+    DUPLICATE_KEY := _c(
+       "duplicate_key", (JSON, RICH, SCHEMA, RECORD),
+       "A JSON object with the same key twice, at any depth (a reply, tool-call arguments, a "
+       "caller-owned schema's reply): two JSON readers would see two different values, so "
+       "neither is taken. The path names the key. In a record's envelope the record is an "
+       "`invalid_envelope` dead letter.",
+       "segments[0].data.text", "",
+       "is a key this object holds more than once; give each key once"),
+    LONE_SURROGATE := _c(
+       "lone_surrogate", (JSON, RICH, SCHEMA, RECORD),
+       "A string with a `\\uD800`-`\\uDFFF` escape that is not half of a surrogate pair: "
+       "JSON readers disagree on what it is (replaced, kept or refused). The path names the "
+       "string (or key). In a record's envelope the record is a `not_json` dead letter.",
+       "segments[0].data.text", "",
+       "holds a lone surrogate escape (\\uD800-\\uDFFF without its pair); write the "
+       "character itself, or a complete pair",
+       at="the JSON text holds a lone surrogate escape (\\uD800-\\uDFFF without its "
+       "pair) at character {at}; write the character itself, or a complete pair"),
     # Where the reply comes from (every reply contract).
     AMBIGUOUS_REPLY := _c(
        "ambiguous_reply", SELECT,
@@ -630,6 +652,17 @@ NOTICE_REASONS: Final = table(
     _c("attachment_oversized", FILES, "Media over `max_attachment_bytes`.", "", ""),
 )
 # fmt: on
+
+
+def capped(issues: Sequence[Issue]) -> list[Issue]:
+    """Issues gathered from several checks of one reply, as one list: at most MAX_ISSUES, then
+    one `too_many_errors` (a check's own `too_many_errors` is replaced by the final one)."""
+    listed = [i for i in issues if i.code != TOO_MANY_ERRORS.name]
+    if len(listed) <= MAX_ISSUES and len(listed) == len(issues):
+        return list(issues)
+    if len(listed) <= MAX_ISSUES:
+        return [*listed, TOO_MANY_ERRORS.issue("$", listed=len(listed))]
+    return [*listed[:MAX_ISSUES], TOO_MANY_ERRORS.issue("$", listed=MAX_ISSUES)]
 
 
 def unregistered(names: Iterable[str], known: Mapping[str, Code]) -> list[str]:

@@ -32,14 +32,16 @@ from schemas.codes import (
     TOO_MANY_ERRORS,
     UNKNOWN_FIELD,
     WRONG_TYPE,
+    capped,
     code,
     table,
 )
 from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue, child_path, issues_from_validation_error, json_path
-from schemas.json_read import not_json, parse_object
+from schemas.json_read import is_large, not_json, parse_object
 from schemas.preview import segments_text
 from schemas.records import Context
+from schemas.text_rules import tree_control_issues
 from schemas.uris import HTTP_URL_SCHEMA, is_http_url
 
 NAME: Final = "im.segments.v1"
@@ -462,17 +464,21 @@ class ImSegmentsContract(ContractBase):
 
     def validate(self, reply: ReplyInput, context: Context | None = None) -> ContractResult:
         """Parse the one JSON object, check every rule, and return the object untouched."""
-        message, problem = parse_object(reply)
-        if problem is not None or message is None:
-            return ContractResult(issues=(problem or not_json("no reply"),))
+        message, problems = parse_object(reply)
+        if message is None:
+            return ContractResult(issues=problems or (not_json("not_object"),))
         mentionable = (
             context.mentionable()
             if context is not None and _has_mention(message)
             else frozenset[str]()
         )
-        issues = message_issues(message, mentionable)
+        issues = [
+            *problems,
+            *message_issues(message, mentionable),
+            *tree_control_issues(message, large=is_large(reply)),
+        ]
         if issues:
-            return ContractResult(issues=tuple(issues))
+            return ContractResult(issues=tuple(capped(issues)))
         if not message["segments"]:
             return ContractResult(no_reply=True)
         return ContractResult(message=message)

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import orjson
 
-from schemas.codes import INTEGER_OUT_OF_RANGE, NOT_FINITE
+from schemas.codes import INTEGER_OUT_OF_RANGE, LONE_SURROGATE, NOT_FINITE, WRONG_TYPE
 from schemas.errors import Issue, child_path
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "WideNumber",
     "as_written",
     "loads_wide",
+    "unsendable_issues",
     "wide_integer",
     "wide_number_issues",
 ]
@@ -162,3 +163,49 @@ def _wide_issue(path: str, number: WideNumber) -> Issue:
         digits = _wide_digits(number.literal)
         return INTEGER_OUT_OF_RANGE.issue(path, digits=digits)
     return NOT_FINITE.issue(path)
+
+
+# ---- a Python value about to be sent as JSON: refused, never coerced ---------------------------
+
+_SCALARS: Final = (str, bool, type(None))
+
+
+def unsendable_issues(value: Any, base: str = "$", limit: int = 100) -> list[Issue]:
+    """Why `value` cannot be sent as the JSON it claims to be, at each path (at most `limit`):
+    NaN and infinities (JSON has none; a JSON mode writes `null`), integers outside
+    [-2**63, 2**64) (no reader carries them exactly), a string with a lone surrogate, a key
+    that is not a string, anything that is not a JSON value. Nothing is converted."""
+    issues: list[Issue] = []
+    stack: list[tuple[str, Any]] = [(base, value)]
+    while stack and len(issues) < limit:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            for key, child in reversed(list(node.items())):
+                if not isinstance(key, str):
+                    issues.append(WRONG_TYPE.issue(child_path(path, str(key)), "key"))
+                    continue
+                stack.append((child_path(path, key), child))
+        elif isinstance(node, list | tuple):
+            stack.extend((child_path(path, i), v) for i, v in reversed(list(enumerate(node))))
+        elif isinstance(node, str):
+            if _has_lone_surrogate(node):
+                issues.append(LONE_SURROGATE.issue(path))
+        elif isinstance(node, bool) or node is None:
+            continue
+        elif isinstance(node, int):
+            if not INT_MIN <= node <= INT_MAX:
+                issues.append(INTEGER_OUT_OF_RANGE.issue(path, digits=len(str(abs(node)))))
+        elif isinstance(node, float):
+            if not math.isfinite(node):
+                issues.append(NOT_FINITE.issue(path, "nan"))
+        else:
+            issues.append(WRONG_TYPE.issue(path, "json", kind=type(node).__name__))
+    return issues
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False

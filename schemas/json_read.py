@@ -2,19 +2,155 @@
 
 The transport rules every JSON contract shares (the built-in IM contract and a deployment's
 schema contracts): exactly one JSON value, nothing stripped or extracted, no number that a
-64-bit value cannot hold. Pure.
+64-bit value cannot hold, one meaning per object (no key given twice, which orjson would read
+last-wins and another reader first-wins). Pure.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, Final
 
 import orjson
 
-from schemas.codes import NOT_JSON
+from schemas.codes import DUPLICATE_KEY, LONE_SURROGATE, MAX_ISSUES, NOT_JSON, TOO_MANY_ERRORS
 from schemas.contract import ReplyInput
-from schemas.errors import Issue
-from schemas.json_numbers import wide_integer, wide_number_issues
+from schemas.errors import Issue, child_path, json_path
+from schemas.json_numbers import as_written, wide_integer, wide_number_issues
+
+# A key's path from the value's root: keys and indexes.
+KeyPath = tuple[str | int, ...]
+
+
+# Past this size a text's value is walked rather than written again (no copy of it is made).
+LARGE_TEXT_CHARS: Final = 256 * 1024
+
+
+def _colons(data: bytes | str) -> int:
+    """Every colon of JSON text, escaped ones (`\\u003a`) counted too."""
+    if isinstance(data, str):
+        return data.count(":") + data.count("\\u003a") + data.count("\\u003A")
+    return data.count(b":") + data.count(b"\\u003a") + data.count(b"\\u003A")
+
+
+def _value_colons(value: Any) -> int | None:
+    """The colons `value` would be written with (one per key, and those in its strings), by a
+    walk: for a value deeper than orjson writes. None past 100,000 nodes."""
+    count, seen = 0, 0
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        seen += 1
+        if seen > 100_000:
+            return None
+        if isinstance(node, str):
+            count += node.count(":")
+        elif isinstance(node, dict):
+            count += len(node) + sum(key.count(":") for key in node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return count
+
+
+def _certainly_one_meaning(data: bytes | str, value: Any) -> bool:
+    """True when `data` (the JSON text `value` was read from) gives no key twice.
+
+    orjson keeps the last of two equal keys, so a duplicate leaves fewer key-value colons in
+    `value` than in `data`. Colons in strings are written literally by orjson and may be
+    escaped (`\\u003a`) in `data`: every colon of `data`, counting escaped ones, equals every
+    colon of `value` written again exactly when no key was dropped (a literal `\\\\u003a` only
+    makes the count larger, so the precise reading decides). A few byte counts and one orjson
+    write: a fraction of the record's parse (bench/README.md)."""
+    if (b"{" not in data) if isinstance(data, bytes) else ("{" not in data):
+        return True
+    written: int | None
+    if len(data) > LARGE_TEXT_CHARS:  # a walk allocates nothing: a huge value is not copied
+        written = _value_colons(value)
+    else:
+        try:
+            written = orjson.dumps(value, default=as_written).count(b":")
+        except TypeError:  # deeper than orjson writes
+            written = _value_colons(value)
+    return written is not None and _colons(data) == written
+
+
+class _Keys(dict[str, Any]):
+    """An object as the standard library's parser read it, with the keys it gave twice."""
+
+    __slots__ = ("twice",)
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__(pairs)
+        self.twice: tuple[str, ...] = ()
+        if len(self) != len(pairs):
+            seen: set[str] = set()
+            twice: dict[str, None] = {}
+            for key, _ in pairs:
+                if key in seen:
+                    twice[key] = None
+                seen.add(key)
+            self.twice = tuple(twice)
+
+
+def _ignored(_: str) -> int:
+    return 0
+
+
+def duplicate_keys(data: bytes | str, value: Any, limit: int = MAX_ISSUES) -> list[KeyPath]:
+    """The path of every key `data` gives twice in one object (at most `limit` + 1), in order.
+
+    `value` is what orjson read from `data`. Nearly every text is cleared by a count
+    (`_certainly_one_meaning`); the rest is read again by the standard library's parser, which
+    hands each object's pairs over before they are merged. Too deep for it to read: the root
+    is named, so such a text is refused rather than guessed."""
+    if _certainly_one_meaning(data, value):
+        return []
+    try:
+        tree = json.loads(
+            data if isinstance(data, str) else data.decode("utf-8", "replace"),
+            object_pairs_hook=_Keys,
+            parse_int=_ignored,
+            parse_float=_ignored,
+            parse_constant=_ignored,
+        )
+    except RecursionError:
+        return [()]
+    except ValueError:  # not JSON after all: the caller's parser has said so
+        return []
+    found: list[KeyPath] = []
+    stack: list[tuple[KeyPath, Any]] = [((), tree)]
+    while stack and len(found) <= limit:
+        path, node = stack.pop()
+        if isinstance(node, _Keys):
+            found.extend((*path, key) for key in node.twice)
+            stack.extend(((*path, k), v) for k, v in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(node))))
+    return found[: limit + 1]
+
+
+def duplicate_key_issues(paths: list[KeyPath], base: str = "$") -> list[Issue]:
+    """`duplicate_key` issues for `duplicate_keys`' paths under `base` (bounded)."""
+    issues = [DUPLICATE_KEY.issue(child_path(base, *path)) for path in paths[:MAX_ISSUES]]
+    if len(paths) > MAX_ISSUES:
+        issues.append(TOO_MANY_ERRORS.issue(base, listed=MAX_ISSUES))
+    return issues
+
+
+def lone_surrogate_issue(text: str | bytes, error: Exception) -> Issue | None:
+    """`lone_surrogate` when orjson refused `text` for a lone surrogate escape, else None:
+    readers disagree on such a string (replaced, kept or refused), so it has no one meaning."""
+    message = str(error)
+    if "surrogate" not in message:
+        return None
+    at = getattr(error, "pos", None)
+    return LONE_SURROGATE.issue("$", "at", at=at if isinstance(at, int) else 0)
+
+
+def issue_path(path: KeyPath) -> str:
+    """A key path as the errors spell it (`output.tool_calls[0].arguments`)."""
+    return json_path(*path)
 
 
 def not_json(form: str, **ctx: object) -> Issue:
@@ -33,33 +169,45 @@ def _wide_argument(arguments: Any) -> Issue | None:
     return None
 
 
-def parse_value(reply: ReplyInput, what: str = "value") -> tuple[Any, Issue | None]:
-    """The reply's one JSON value (the `json` call's arguments, or `output.text` parsed), or
-    why there is none: the transport rules shared by every JSON contract."""
+def parse_value(reply: ReplyInput, what: str = "value") -> tuple[Any, tuple[Issue, ...]]:
+    """The reply's one JSON value (the `json` call's arguments, or `output.text` parsed) and
+    what is wrong with its transport: the rules shared by every JSON contract.
+
+    The value is None when there is none to validate; a value next to issues (keys given
+    twice: the value is orjson's reading) is still validated, so one correction names every
+    error."""
     if reply.transport == "tool":
-        return reply.arguments, _wide_argument(reply.arguments)
+        wide = _wide_argument(reply.arguments)
+        return (reply.arguments, ()) if wide is None else (None, (wide,))
     text = reply.text
     if text is None:
-        return None, not_json("no_text", what=what)
+        return None, (not_json("no_text", what=what),)
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         if "depth limit" in str(exc):
-            return None, not_json("too_deep")
-        return None, not_json("not_one", what=what, error=exc)
+            return None, (not_json("too_deep"),)
+        problem = lone_surrogate_issue(text, exc) or not_json("not_one", what=what, error=exc)
+        return None, (problem,)
     wide = wide_integer(text)
     if wide is not None:
-        return None, wide
-    return value, None
+        return None, (wide,)
+    return value, tuple(duplicate_key_issues(duplicate_keys(text, value)))
 
 
-def parse_object(reply: ReplyInput) -> tuple[dict[str, Any] | None, Issue | None]:
-    """The reply's one JSON object, or why there is none; nothing is stripped or extracted."""
+def parse_object(reply: ReplyInput) -> tuple[dict[str, Any] | None, tuple[Issue, ...]]:
+    """The reply's one JSON object (None when there is none) and its transport's issues;
+    nothing is stripped or extracted."""
     if reply.transport == "tool" and not isinstance(reply.arguments, dict):
-        return None, not_json("arguments")
-    value, problem = parse_value(reply, "object")
-    if problem is not None:
-        return None, problem
+        return None, (not_json("arguments"),)
+    value, problems = parse_value(reply, "object")
+    if value is None:
+        return None, problems or (not_json("not_object"),)
     if not isinstance(value, dict):
-        return None, not_json("not_object")
-    return value, None
+        return None, (*problems, not_json("not_object"))
+    return value, problems
+
+
+def is_large(reply: ReplyInput) -> bool:
+    """Whether a reply's text is past LARGE_TEXT_CHARS: its value is then walked, not copied."""
+    return reply.text is not None and len(reply.text) > LARGE_TEXT_CHARS

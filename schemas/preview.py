@@ -11,6 +11,8 @@ from typing import Any, Final
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from schemas.text_rules import escape_controls
+
 MAX_CODE_POINTS: Final = 280
 ELLIPSIS: Final = "…"
 # Passes of "mask, then normalise and cut" before the result is stable (one, nearly always).
@@ -102,9 +104,11 @@ def _push_children(stack: list[tuple[LexborNode, bool]], first: LexborNode | Non
 
 def preview(text: str, mask: Callable[[str], str]) -> str:
     """`text` as one line; masked again until stable, since joining or cutting text can make a
-    string a leak rule matches (the message's own strings are already masked).
+    string a leak rule matches (the message's own strings are already masked). A control or
+    bidi character left once whitespace is one space is shown escaped (`\\x1b`, `\\u202e`):
+    a console, a log line or a notification interprets none.
     """
-    line = one_line(text)
+    line = one_line(escape_controls(" ".join(text.split())))
     for _ in range(_MAX_PASSES):
         masked = mask(line)
         if masked == line:

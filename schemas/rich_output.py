@@ -32,11 +32,14 @@ from schemas.errors import Issue, child_path, dedupe, issues_from_validation_err
 from schemas.json_numbers import wide_number_issues
 from schemas.paths import check_relative_path
 from schemas.records import STRICT
+from schemas.text_rules import tree_control_issues
 
 TOOL_NAME = "show_rich_output_kandev"
 CONTRACT_NAME = "kandev.rich_output.v1"
 MAX_ARGUMENTS_BYTES = 64 * 1024
 MAX_BLOCKS = 4
+# How many issues a tool error's text lists.
+MAX_LISTED_ISSUES = 50
 BLOCK_TYPES = ("file", "chart", "metrics")
 
 Title = Annotated[str, StringConstraints(min_length=1, max_length=120)]
@@ -270,11 +273,20 @@ def _size_issues(arguments: dict[str, Any]) -> list[Issue]:
 
 def validate_rich_output(arguments: Any) -> tuple[RichOutputArgs | None, list[Issue]]:
     """Check a call's arguments; paths are relative to the arguments (`blocks[0].title`)."""
+    args, issues, _ = check_rich_output(arguments)
+    return args, issues
+
+
+def check_rich_output(
+    arguments: Any,
+) -> tuple[RichOutputArgs | None, list[Issue], list[tuple[int, CsvChartBlock]]]:
+    """`validate_rich_output`, and the CSV charts that are valid on their own even when the
+    rest is not: their files can still be read, so one answer names every error."""
     if not isinstance(arguments, dict):
-        return None, [codes.WRONG_TYPE.issue("$", "arguments")]
+        return None, [codes.WRONG_TYPE.issue("$", "arguments")], []
     issues = _size_issues(arguments)
     if issues:
-        return None, issues
+        return None, issues, []
     head, issues = _model_issues(_Head, arguments, "$")
     raw_blocks = arguments.get("blocks")
     blocks: list[Any] = []
@@ -283,9 +295,10 @@ def validate_rich_output(arguments: Any) -> tuple[RichOutputArgs | None, list[Is
             block, block_issues = _block(raw, index)
             blocks.append(block)
             issues += block_issues
-    issues = dedupe(issues)
+    issues = codes.capped(dedupe([*issues, *tree_control_issues(arguments)]))
+    charts = [(i, b) for i, b in enumerate(blocks) if isinstance(b, CsvChartBlock)]
     if issues or head is None:
-        return None, issues
+        return None, issues, charts
     args = RichOutputArgs.model_construct(
         {"version", "title", "description", "blocks"} & set(arguments),
         version=head.version,
@@ -293,7 +306,16 @@ def validate_rich_output(arguments: Any) -> tuple[RichOutputArgs | None, list[Is
         description=head.description,
         blocks=blocks,
     )
-    return args, []
+    return args, [], charts
+
+
+def error_text(issues: list[Issue]) -> str:
+    """A tool error's text: one line per issue naming the path and the rule, so the agent can
+    fix its call (at most MAX_LISTED_ISSUES lines, then how many more)."""
+    lines = [f"{i.path}: {i.code}: {i.message}" for i in issues[:MAX_LISTED_ISSUES]]
+    if len(issues) > MAX_LISTED_ISSUES:
+        lines.append(f"... and {len(issues) - MAX_LISTED_ISSUES} more problems")
+    return "\n".join(lines)
 
 
 def _one_of_blocks(schema: dict[str, Any]) -> None:

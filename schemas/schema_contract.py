@@ -16,11 +16,12 @@ from typing import Any, Final
 import jsonschema_rs
 import orjson
 
-from schemas.codes import MAX_ISSUES, NOT_JSON, SHARED_CODES, TOO_MANY_ERRORS
+from schemas.codes import MAX_ISSUES, NOT_JSON, SHARED_CODES, TOO_MANY_ERRORS, capped
 from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue, child_path, json_path
-from schemas.json_read import parse_value
+from schemas.json_read import is_large, parse_value
 from schemas.records import Context
+from schemas.text_rules import tree_control_issues
 
 DRAFT_2020_12: Final = "https://json-schema.org/draft/2020-12/schema"
 NAME_PATTERN: Final = re.compile(r"^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*\.v[0-9]+$")
@@ -256,11 +257,17 @@ class SchemaContract(ContractBase):
 
         Any JSON value but `null`, which is no message (a schema decides the rest)."""
         del context
-        message, problem = parse_value(reply)
-        if problem is not None or message is None:
-            return ContractResult(issues=(problem or NOT_JSON.issue("$", "null"),))
-        issues = schema_issues(self._validator, message)
-        return ContractResult(issues=tuple(issues)) if issues else ContractResult(message=message)
+        message, problems = parse_value(reply)
+        if message is None:
+            return ContractResult(issues=problems or (NOT_JSON.issue("$", "null"),))
+        issues = [
+            *problems,
+            *schema_issues(self._validator, message),
+            *tree_control_issues(message, large=is_large(reply)),
+        ]
+        if issues:
+            return ContractResult(issues=tuple(capped(issues)))
+        return ContractResult(message=message)
 
     def json_schema(self) -> dict[str, Any]:
         """A fresh copy of the registered schema."""

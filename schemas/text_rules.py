@@ -100,12 +100,15 @@ def _strings(value: Any, base: str) -> Iterator[tuple[str, str, bool]]:
             stack.extend((child_path(path, i), v) for i, v in reversed(list(enumerate(node))))
 
 
-def tree_control_issues(value: Any, base: str = "$", limit: int = MAX_ISSUES) -> list[Issue]:
+def tree_control_issues(
+    value: Any, base: str = "$", limit: int = MAX_ISSUES, large: bool = False
+) -> list[Issue]:
     """The `control_character` issues of every string and key of a JSON value (bounded).
 
     A string's issue names the code point's index (`segments[0].data.text[5]`); a key's names
-    the key itself (the path shows it escaped once it leaves the gate)."""
-    if not tree_has_control(value):
+    the key itself (the path shows it escaped once it leaves the gate). `large`: the value is
+    walked, never written again (no copy of a huge reply is made)."""
+    if not (_walk_has_control(value) if large else tree_has_control(value)):
         return []
     issues: list[Issue] = []
     for path, text, is_key in _strings(value, base):
@@ -125,6 +128,7 @@ def tree_control_issues(value: Any, base: str = "$", limit: int = MAX_ISSUES) ->
 # In orjson's output a refused C0 character is `\b`, `\f` or `\u00XX`; C1 and the bidi
 # controls are their UTF-8 bytes. A match may be a false alarm (an escaped backslash before a
 # `b`): the walk then decides.
+_MAYBE_IN_JSON: Final = re.compile(rb"[\\\xc2\xe2]")  # their first bytes, one class
 _IN_JSON: Final = re.compile(
     rb"\\[bf]|\\u00[01]|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]"
 )
@@ -136,7 +140,25 @@ def tree_has_control(value: Any) -> bool:
     try:
         data = orjson.dumps(value, default=as_written)
     except TypeError:  # too deep for orjson: walk
-        data = b"\\b"
-    if _IN_JSON.search(data) is None:
+        return _walk_has_control(value)
+    if _MAYBE_IN_JSON.search(data) is None or _IN_JSON.search(data) is None:
         return False
-    return any(_REPLY.search(text) is not None for _, text, _ in _strings(value, "$"))
+    return _walk_has_control(value)
+
+
+def _walk_has_control(value: Any) -> bool:
+    """`tree_has_control` by a walk that allocates nothing but its stack."""
+    stack = [value]
+    search = _REPLY.search
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if search(node) is not None:
+                return True
+        elif isinstance(node, dict):
+            if any(search(key) is not None for key in node if isinstance(key, str)):
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False

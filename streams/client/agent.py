@@ -15,10 +15,24 @@ from types import TracebackType
 from typing import Any, Final, Self
 
 import orjson
-from aiokafka import AIOKafkaProducer
-from aiokafka.structs import RecordMetadata
 
+from streams.errors import MissingExtra
+from streams.extras import install_command
+
+try:
+    from aiokafka import AIOKafkaProducer
+    from aiokafka.structs import RecordMetadata
+except ModuleNotFoundError as missing:  # a core install: say which extra, not which module
+    raise ModuleNotFoundError(
+        str(MissingExtra("endpoint", install_command("endpoint"), what="AgentClient")),
+        name=missing.name,
+    ) from None
+
+from schemas.errors import Issue
+from schemas.json_numbers import unsendable_issues
+from schemas.json_read import duplicate_key_issues, duplicate_keys
 from schemas.records import RawChunk, RawReply, ToolCall, TurnControl
+from schemas.text_plain import NAME as TEXT_PLAIN_NAME
 from streams.broker.options import aiokafka_options
 from streams.broker.topology import Topology
 from streams.core.pipeline import iso
@@ -41,9 +55,42 @@ def input_record(value: Mapping[str, Any]) -> InputRecord:
     return RawReply.model_validate(value)
 
 
+class UnsendableRecord(ValueError):
+    """A record that cannot be sent as the JSON it claims to be (NaN, an infinity, an integer
+    beyond 64 bits, a lone surrogate, a non-JSON value, a key given twice in a reply's JSON
+    text): refused before anything is sent, with the field and the gate's code."""
+
+    def __init__(self, issues: list[Issue]) -> None:
+        self.issues = issues
+        lines = "; ".join(f"{i.path}: {i.code}: {i.message}" for i in issues[:20])
+        super().__init__(f"the record cannot be sent: {lines}")
+
+
 def record_bytes(record: InputRecord) -> bytes:
-    """The record as replygate reads it: the fields that were set, as one orjson object."""
-    return orjson.dumps(record.model_dump(mode="json", exclude_unset=True))
+    """The record as replygate reads it: the fields that were set, as one orjson object.
+
+    Nothing is coerced (pydantic's JSON mode would write NaN as null): every value is checked
+    as it is, and the gate's own refusals are raised here (`UnsendableRecord`)."""
+    value = record.model_dump(mode="python", exclude_unset=True)
+    issues = unsendable_issues(value)
+    if isinstance(record, RawReply) and record.output.text is not None:
+        issues += _reply_text_issues(record)
+    if issues:
+        raise UnsendableRecord(issues)
+    return orjson.dumps(value)
+
+
+def _reply_text_issues(record: RawReply) -> list[Issue]:
+    """A JSON reply text that gives a key twice (`duplicate_key`), read as the gate reads it;
+    plain text is never JSON to the gate, so it is not looked at."""
+    text = record.output.text
+    if text is None or record.contract == TEXT_PLAIN_NAME:
+        return []
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return []  # not JSON: the contract judges it
+    return duplicate_key_issues(duplicate_keys(text, value), "output.text")
 
 
 def record_key(record: InputRecord) -> bytes:

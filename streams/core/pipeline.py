@@ -11,6 +11,7 @@ holds is the `TurnView` it is handed. Words: `decide_*` takes a record's bytes t
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -28,6 +29,7 @@ from schemas.contract import (
 )
 from schemas.errors import Issue, Notice, issues_from_validation_error
 from schemas.json_numbers import as_written, loads_wide, wide_integer
+from schemas.json_read import KeyPath, duplicate_key_issues, duplicate_keys, lone_surrogate_issue
 from schemas.preview import preview
 from schemas.progress import progress_text_issues
 from schemas.records import (
@@ -50,6 +52,8 @@ from schemas.records import (
     ToolResultMetadata,
     TurnControl,
 )
+from schemas.rich_output import error_text
+from schemas.text_rules import escape_controls
 from streams.core.chunks import assemble, chunk_limit
 from streams.core.contracts import build_registry
 from streams.core.decision import (
@@ -89,6 +93,8 @@ __all__ = [
 _KNOWN_LISTED = 20
 # How much of an error list a dead letter's `detail` may carry.
 _DETAIL_MAX_CHARS = 4000
+# What joins the keys of an error's path: `.`, `[0]`, `["` and `"]`.
+_PATH_SEPARATORS = re.compile(r'(\.|\[[0-9]+\]|\["|"\])')
 # Beyond a dead letter's cut, how much is still masked so a secret across the cut is caught.
 MASK_SLACK_BYTES = 16 * 1024
 
@@ -195,14 +201,17 @@ class Gate:
     ) -> Decision:
         """`decide_reply` for a record already read as JSON (`decoded`, the value of `raw`)."""
         record_id = _record_id(decoded, "turn_id", fallback)
+        twice = duplicate_keys(raw, decoded)
         if isinstance(decoded, dict) and "chunk" in decoded:
-            chunk = self._envelope(RawChunk, raw, decoded, source, record_id)
+            chunk = self._envelope(RawChunk, raw, decoded, source, record_id, twice)
             if isinstance(chunk, Decision):
                 return chunk
             return Decision(id=chunk.turn_id, verdict="accepted", action="buffer", chunk=chunk)
-        reply = self._envelope(RawReply, raw, decoded, source, record_id)
+        in_output = _in_tool_arguments(twice, ("output", "tool_calls"))
+        reply = self._envelope(RawReply, raw, decoded, source, record_id, twice, in_output)
         if isinstance(reply, Decision):
             return reply
+        key_issues = _output_key_issues(reply.output, twice)
         if self.settings.closed_platforms and reply.platform not in self.settings.platforms:
             issue = codes.UNKNOWN_PLATFORM.issue("platform", platform=reply.platform)
             return self.dead_letter(raw, source, "invalid_envelope", [issue], record_id)
@@ -225,7 +234,7 @@ class Gate:
             output, stream_issues = assemble(reply.output, held, chunk_limit(self.settings))
             reply = reply.model_copy(update={"output": output})
         return self.judge_reply(
-            reply, contract, source.timestamp or now, context, stream_issues, turns
+            reply, contract, source.timestamp or now, context, stream_issues, turns, key_issues
         )
 
     def decide_tool_call(
@@ -243,8 +252,13 @@ class Gate:
     ) -> Decision:
         """`decide_tool_call` for a record already read as JSON."""
         record_id = _record_id(decoded, "call_id", fallback)
-        call = self._envelope(ToolCall, raw, decoded, source, record_id)
-        return call if isinstance(call, Decision) else self.judge_tool_call(call)
+        twice = duplicate_keys(raw, decoded)
+        in_arguments = [path for path in twice if path[:1] == ("arguments",)]
+        call = self._envelope(ToolCall, raw, decoded, source, record_id, twice, in_arguments)
+        if isinstance(call, Decision):
+            return call
+        key_issues = duplicate_key_issues([path[1:] for path in in_arguments])
+        return self.judge_tool_call(call, key_issues)
 
     def read_control(self, raw: bytes, source: Source) -> TurnControl | Decision:
         """A `turns.control` record, or its dead letter."""
@@ -252,7 +266,8 @@ class Gate:
         if isinstance(decoded, Decision):
             return decoded
         record_id = _record_id(decoded, "turn_id", source.offset)
-        return self._envelope(TurnControl, raw, decoded, source, record_id)
+        twice = duplicate_keys(raw, decoded)
+        return self._envelope(TurnControl, raw, decoded, source, record_id, twice)
 
     # ---- decisions ----------------------------------------------------------------------
 
@@ -264,10 +279,13 @@ class Gate:
         context: Context | None = None,
         stream_issues: Sequence[Issue] = (),
         turns: TurnView = NO_TURNS,
+        key_issues: Sequence[Issue] = (),
     ) -> Decision:
         """The decision for an envelope-valid reply; the turn state is the worker's business.
 
         `stream_issues`: why a streamed reply could not be assembled; invalid like any other.
+        `key_issues`: keys the model's tool calls give twice (`duplicate_key`); the reply is
+        still validated, so the one correction names every error, transport first.
         `turns.asked_at`: when a correction request is made (default `now`, the record's time).
         """
         turn = Turn.of(reply)
@@ -278,6 +296,8 @@ class Gate:
             if selected is not None and not issues
             else ContractResult(issues=tuple(issues))
         )
+        if key_issues:
+            result = ContractResult(issues=tuple(codes.capped([*key_issues, *result.issues])))
         if result.valid and result.no_reply:
             return Decision(id=reply.turn_id, verdict="no_reply", action="none", turn=turn)
         if result.valid and result.message is not None:
@@ -315,20 +335,24 @@ class Gate:
         message = contract.notice_message(text) if contract is not None else {"text": text}
         return self._delivery(turn, "failure_notice", message, False, [], [], now, text)
 
-    def judge_tool_call(self, call: ToolCall) -> Decision:
+    def judge_tool_call(self, call: ToolCall, key_issues: Sequence[Issue] = ()) -> Decision:
+        """A tool call's result; `key_issues` (keys its arguments give twice) make it an error
+        that also lists everything else wrong with the call. An error's text is written from
+        the masked, escaped issues, as every error that leaves the gate."""
         result = self.files.run_tool(call)
+        ok = result.status == "ok" and not key_issues
+        errors = () if ok else self._masked([*key_issues, *result.issues])
         # One tree: a value found by context in the input is masked in the output too.
         both, hits = self.masker.mask_tree({"input": result.input, "output": result.output})
         masked_input, masked_output = both["input"], both["output"]
-        if result.status == "ok":
+        if ok:
             text = (
                 "Rich output accepted."
                 if masked_output is None
                 else orjson.dumps(masked_output).decode()
             )
         else:
-            text, _ = self.masker.mask_text(result.text)
-        ok = result.status == "ok"
+            text, _ = self.masker.mask_text(error_text(list(errors)))
         generic = GenericNormalized.model_construct(
             input=masked_input if ok else None, output=masked_output if ok else None
         )
@@ -336,7 +360,7 @@ class Gate:
             call_id=call.call_id,
             task_id=call.task_id,
             tool=call.tool,
-            status=result.status,
+            status="ok" if ok else "error",
             text=text,
             metadata=ToolResultMetadata.model_construct(
                 normalized=Normalized.model_construct(generic=generic)
@@ -346,11 +370,11 @@ class Gate:
             id=call.call_id,
             verdict="accepted" if ok else "rejected",
             action="tool_result" if ok else "tool_error",
-            errors=self._masked(result.issues),
+            errors=errors,
             output=record,
             topic=self.settings.topic("toolresults"),
             key=call.task_id.encode(),
-            masked=tuple(hits),
+            masked=tuple(hits) if ok else (),
         )
 
     def dead_letter(
@@ -368,7 +392,7 @@ class Gate:
         text, counts = self.masker.mask_text(
             raw[: limit + MASK_SLACK_BYTES].decode("utf-8", "replace")
         )
-        detail, _ = self.masker.mask_text(_detail(issues))
+        detail, _ = self.masker.mask_text(_detail(list(self._masked(issues))))
         record = DeadLetter.model_construct(
             source_topic=source.topic,
             partition=source.partition,
@@ -403,23 +427,33 @@ class Gate:
         return text
 
     def _envelope(
-        self, model: type[E], raw: bytes, decoded: Any, source: Source, record_id: str | int
+        self,
+        model: type[E],
+        raw: bytes,
+        decoded: Any,
+        source: Source,
+        record_id: str | int,
+        twice: Sequence[KeyPath] = (),
+        in_reply: Sequence[KeyPath] = (),
     ) -> E | Decision:
-        """The record as its strict model, or the dead letter naming every broken rule."""
+        """The record as its strict model, or the dead letter naming every broken rule.
+
+        `twice`: the record's keys given twice; those outside the model's own output
+        (`in_reply`, judged with the reply) make the envelope mean two things: a dead letter."""
+        outside = [path for path in twice if path not in in_reply]
+        issues = duplicate_key_issues(outside)
         try:
-            return model.model_validate(decoded)
+            record = model.model_validate(decoded)
         except ValidationError as exc:
-            issues = issues_from_validation_error(exc)
+            issues += issues_from_validation_error(exc)
             return self.dead_letter(raw, source, "invalid_envelope", issues, record_id)
+        if issues:
+            return self.dead_letter(raw, source, "invalid_envelope", issues, record_id)
+        return record
 
     def _masked(self, issues: Sequence[Issue]) -> tuple[Issue, ...]:
         """Errors leave the gate too: a path can name a secret key, a message quote a value."""
-        out = []
-        for issue in issues:
-            path, _ = self.masker.mask_text(issue.path)
-            message, _ = self.masker.mask_text(issue.message)
-            out.append(Issue(path, issue.code, message))
-        return tuple(out)
+        return tuple(outbound_issue(self.masker, issue) for issue in issues)
 
     def read_json(self, raw: bytes, source: Source, fallback_id: int) -> Any:
         """The parsed JSON value, or the dead-letter decision for bytes that are not one."""
@@ -435,7 +469,9 @@ class Gate:
             wide = "infinity" in str(exc)  # a float literal beyond the doubles, e.g. 1e400
             if not wide:
                 issue = codes.NOT_JSON.issue("$", error=exc)
-                return self.dead_letter(raw, source, "not_json", [issue], fallback_id)
+                lone = lone_surrogate_issue(raw, exc)  # which reader is right: none
+                both = [issue] if lone is None else [issue, lone]
+                return self.dead_letter(raw, source, "not_json", both, fallback_id)
         if wide:
             # valid JSON whose numbers no 64-bit value holds: kept as written, so the reply
             # or arguments that hold one are invalid there (and corrected), not the record
@@ -577,3 +613,51 @@ def _record_id(decoded: Any, key: str, fallback: int) -> str | int:
         if isinstance(value, str) and 0 < len(value) <= 200:
             return value
     return fallback
+
+
+def _in_tool_arguments(twice: Sequence[KeyPath], calls: KeyPath) -> list[KeyPath]:
+    """The keys given twice inside a tool call's `arguments` (`output.tool_calls[i].arguments`):
+    the model's own output, corrected like the rest of its reply."""
+    depth = len(calls)
+    return [
+        path
+        for path in twice
+        if path[:depth] == calls and len(path) > depth + 2 and path[depth + 1] == "arguments"
+    ]
+
+
+def _output_key_issues(output: ModelOutput, twice: Sequence[KeyPath]) -> list[Issue]:
+    """`duplicate_key` for the model's tool calls: under the `json` call's arguments the path is
+    the reply's own (as the contract's errors), under another call the record's."""
+    inside = _in_tool_arguments(twice, ("output", "tool_calls"))
+    if not inside:
+        return []
+    calls = output.tool_calls or []
+    reply_paths: list[KeyPath] = []
+    other_paths: list[KeyPath] = []
+    for path in inside:
+        index = path[2]
+        is_reply = isinstance(index, int) and index < len(calls) and calls[index].name == "json"
+        (reply_paths if is_reply else other_paths).append(path[4:] if is_reply else path)
+    return [*duplicate_key_issues(reply_paths), *duplicate_key_issues(other_paths)]
+
+
+
+def _mask_path(masker: Masker, path: str) -> str:
+    """A path masked whole (a secret key holding a `.`, e.g. a JWT) and then key by key:
+    leak rules want a boundary before a token, and `.` after a parent's name is none."""
+    whole, _ = masker.mask_text(path)
+    parts = _PATH_SEPARATORS.split(whole)
+    return "".join(
+        part if not part or _PATH_SEPARATORS.fullmatch(part) else masker.mask_text(part)[0]
+        for part in parts
+    )
+
+
+def outbound_issue(masker: Masker, issue: Issue) -> Issue:
+    """An issue as it may leave replygate (a record, a check line, a log): its path and message
+    masked like the reply, and every control character shown escaped."""
+    message, _ = masker.mask_text(issue.message)
+    return Issue(
+        escape_controls(_mask_path(masker, issue.path)), issue.code, escape_controls(message)
+    )

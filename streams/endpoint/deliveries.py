@@ -33,10 +33,12 @@ from schemas.contract import ReplyContract
 from schemas.delivered import Checked, check_delivery
 from schemas.errors import Issue
 from schemas.json_numbers import wide_integer
+from schemas.json_read import duplicate_key_issues, duplicate_keys
 from streams.broker.options import aiokafka_options
 from streams.broker.refusals import client_errors, denied, is_denied, preflight
 from streams.broker.topology import Topology
 from streams.core.leaks import Masker
+from streams.core.pipeline import outbound_issue
 from streams.endpoint.dedup import SeenIds
 from streams.endpoint.handoff import HandOff, Stopped, delivery_line
 from streams.errors import RuntimeFailure
@@ -90,6 +92,9 @@ def judge(
     wide = wide_integer(value)
     if wide is not None:
         return Checked(None, (wide,)), None
+    twice = duplicate_key_issues(duplicate_keys(value, decoded))
+    if twice:  # two readers would see two deliveries
+        return Checked(None, tuple(twice)), None
     return check_delivery(decoded, contracts, platform), decoded
 
 
@@ -97,7 +102,8 @@ def masked_issues(masker: Masker, issues: Sequence[Issue]) -> str:
     """The first issues on one line, masked and cut: a log line never carries a secret."""
     parts = []
     for issue in issues[:LOGGED_ISSUES]:
-        text, _ = masker.mask_text(f"{issue.path}: {issue.code}: {issue.message}")
+        shown = outbound_issue(masker, issue)
+        text, _ = masker.mask_text(f"{shown.path}: {shown.code}: {shown.message}")
         parts.append(text[:LOGGED_CHARS])
     more = len(issues) - LOGGED_ISSUES
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")

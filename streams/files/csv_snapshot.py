@@ -342,7 +342,17 @@ def snapshot_charts(
     args: RichOutputArgs, workspace_dir: Path, max_csv_bytes: int = DEFAULT_MAX_CSV_BYTES
 ) -> tuple[dict[str, Any] | None, list[Issue]]:
     """The snapshot of every CSV chart, in block order; None when no chart reads a CSV."""
-    charts = args.csv_charts()
+    return snapshot_of(args.csv_charts(), workspace_dir, max_csv_bytes)
+
+
+def snapshot_of(
+    charts: list[tuple[int, CsvChartBlock]],
+    workspace_dir: Path,
+    max_csv_bytes: int = DEFAULT_MAX_CSV_BYTES,
+) -> tuple[dict[str, Any] | None, list[Issue]]:
+    """The snapshot of these charts (`(block index, chart)`), or every error found reading
+    them; None when there is no chart. The charts may come from arguments that are invalid
+    elsewhere: their errors and the files' are then told together."""
     if not charts:
         return None, []
     try:

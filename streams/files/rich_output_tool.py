@@ -24,12 +24,11 @@ from schemas.codes import UNKNOWN_TOOL, WORKSPACE_OUTSIDE_ROOT, WORKSPACE_UNAVAI
 from schemas.errors import Issue
 from schemas.paths import check_folder_name
 from schemas.records import ToolCall
-from schemas.rich_output import TOOL_NAME, validate_rich_output
-from streams.files.csv_snapshot import DEFAULT_MAX_CSV_BYTES, snapshot_charts
+from schemas.rich_output import TOOL_NAME, CsvChartBlock, check_rich_output, error_text
+from streams.files.csv_snapshot import DEFAULT_MAX_CSV_BYTES, snapshot_charts, snapshot_of
 from streams.files.paths import reason
 
 ACCEPTED_TEXT = "Rich output accepted."
-MAX_LISTED_ISSUES = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,14 +40,6 @@ class RichOutputDecision:
     input: dict[str, Any] | None
     output: dict[str, Any] | None
     issues: list[Issue] = field(default_factory=list)
-
-
-def error_text(issues: list[Issue]) -> str:
-    """One line per issue naming the path and the rule, so the agent can fix its call."""
-    lines = [f"{i.path}: {i.code}: {i.message}" for i in issues[:MAX_LISTED_ISSUES]]
-    if len(issues) > MAX_LISTED_ISSUES:
-        lines.append(f"... and {len(issues) - MAX_LISTED_ISSUES} more problems")
-    return "\n".join(lines)
 
 
 def _error(issues: list[Issue]) -> RichOutputDecision:
@@ -67,6 +58,22 @@ def _workspace_dir(root: Path, name: str) -> tuple[Path | None, list[Issue]]:
     return Path(real), []
 
 
+def _csv_issues(
+    call: ToolCall,
+    charts: list[tuple[int, CsvChartBlock]],
+    workspaces_root: Path,
+    max_csv_bytes: int,
+) -> list[Issue]:
+    """The errors of the CSV charts that are valid on their own, in arguments invalid elsewhere
+    (none when the workspace itself is wrong: that error is already told)."""
+    if not charts or check_folder_name(call.workspace, "workspace"):
+        return []
+    workspace, issues = _workspace_dir(workspaces_root, call.workspace)
+    if workspace is None:
+        return issues
+    return snapshot_of(charts, workspace, max_csv_bytes)[1]
+
+
 def run_rich_output(
     call: ToolCall, workspaces_root: Path, max_csv_bytes: int = DEFAULT_MAX_CSV_BYTES
 ) -> RichOutputDecision:
@@ -74,10 +81,10 @@ def run_rich_output(
     if call.tool != TOOL_NAME:
         return _error([UNKNOWN_TOOL.issue("tool", tool=TOOL_NAME)])
     issues = check_folder_name(call.workspace, "workspace")
-    args, arg_issues = validate_rich_output(call.arguments)
+    args, arg_issues, charts = check_rich_output(call.arguments)
     issues += arg_issues
     if issues or args is None:
-        return _error(issues)
+        return _error([*issues, *_csv_issues(call, charts, workspaces_root, max_csv_bytes)])
     if not args.csv_charts():
         return RichOutputDecision("ok", ACCEPTED_TEXT, call.arguments, None, [])
     workspace, issues = _workspace_dir(workspaces_root, call.workspace)

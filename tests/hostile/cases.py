@@ -254,14 +254,14 @@ def encoding_cases() -> list[Case]:
             lambda: valid.replace(b"hello", b"he\\\\ud800llo"),  # inside output.text's JSON
             "rejected",
             "request_correction",
-            ("not_json",),
+            ("lone_surrogate",),
         ),
         Case(
-            "escaped_nul_in_im_text_is_just_text",
+            "escaped_nul_in_im_text_is_a_control_character",
             lambda: im_reply(text_segment("a\x00b")),
-            "accepted",
-            "deliver",
-            check=lambda out: _message(out)["segments"][0]["data"]["text"] == "a\x00b",
+            "rejected",
+            "request_correction",
+            ("control_character",),
         ),
         Case(
             "escaped_nul_in_html",

@@ -178,10 +178,15 @@ def test_too_deep_is_not_json_and_says_so() -> None:
     assert "deep" in result.issues[0].message
 
 
-def test_lone_surrogate_text_is_not_json() -> None:
-    assert codes('{"segments": [{"type": "text", "data": {"text": "\ud800"}}]}') == [
-        ("$", "not_json")
-    ]
+@pytest.mark.parametrize("surrogate", ["\ud800", "\\ud800", "\\udc00x", "\\ud800\\u0041"])
+def test_a_lone_surrogate_has_no_one_meaning(surrogate: str) -> None:
+    text = "{\"segments\": [{\"type\": \"text\", \"data\": {\"text\": \"" + surrogate + "\"}}]}"
+    assert codes(text) == [("$", "lone_surrogate")]
+
+
+def test_a_surrogate_pair_is_one_character() -> None:
+    result = check('{"segments": [{"type": "text", "data": {"text": "\\ud83d\\ude00"}}]}')
+    assert result.valid
 
 
 # --- tool transport ---------------------------------------------------------------------------

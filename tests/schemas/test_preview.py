@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from schemas.preview import MAX_CODE_POINTS, html_text, one_line, preview
 from schemas.registry import CONTRACTS
 from schemas.schema_contract import SchemaContract
+from schemas.text_rules import escape_controls, find_control
 from streams.cli.check_session import CheckSession
 from streams.core.leaks import Masker
 from streams.core.pipeline import Gate
@@ -168,11 +169,15 @@ def test_property_one_line_without_outer_whitespace(text: str) -> None:
     assert line == line.strip() and "\n" not in line and "  " not in line
 
 
+# Text a reply may hold (one with a control character is refused: test_text_rules.py).
+REPLY_TEXTS = TEXTS.filter(lambda t: find_control(t) is None)
 SEGMENT = st.one_of(
-    st.builds(lambda t: {"type": "text", "data": {"text": t}}, TEXTS),
-    st.builds(lambda t: {"type": "markdown", "data": {"content": t}}, TEXTS),
+    st.builds(lambda t: {"type": "text", "data": {"text": t}}, REPLY_TEXTS),
+    st.builds(lambda t: {"type": "markdown", "data": {"content": t}}, REPLY_TEXTS),
     st.just({"type": "dice", "data": {}}),
-    st.builds(lambda t: {"type": "share", "data": {"url": "https://e.com", "title": t}}, TEXTS),
+    st.builds(
+        lambda t: {"type": "share", "data": {"url": "https://e.com", "title": t}}, REPLY_TEXTS
+    ),
 )
 
 
@@ -187,3 +192,15 @@ def test_property_the_delivered_preview_is_deterministic_bounded_and_clean(
     first = delivered_preview(gate, record)
     assert delivered_preview(gate, record) == first
     assert len(first) <= MAX_CODE_POINTS and mask(first) == first
+
+
+@given(TEXTS)
+@settings(max_examples=300, deadline=None)
+def test_property_a_preview_never_carries_a_control_character(text: str) -> None:
+    line = preview(text, mask)
+    assert escape_controls(line) == line
+
+
+def test_terminal_and_bidi_controls_are_shown_escaped() -> None:
+    line = preview("Deploy \x1b[2J\x1b[31mFAILED\x07 \u202egnp.exe\x9b", mask)
+    assert line == "Deploy \\x1b[2J\\x1b[31mFAILED\\x07 \\u202egnp.exe\\x9b"
