@@ -22,7 +22,7 @@ from typing import Any, Final
 from streams.broker.topology import Topology
 from streams.core.ports import FileStage
 from streams.policy.bundle import PolicyError, bundle_from_record, version_of
-from streams.policy.load import Policy, PolicyGates, load_policy
+from streams.policy.load import SETTINGS_VERSION, Policy, PolicyGates, load_policy
 from streams.policy.metrics import PolicyMetrics
 from streams.policy.topic import ACTIVE, REPORT_SECONDS, SHADOW, StatusReport, consumer_options
 from streams.settings import GateSettings, KafkaSettings
@@ -90,6 +90,8 @@ class PolicyFollower:
         self._taken = NOTHING
         self._applied_at: float | None = None
         self._changed = asyncio.Event()
+        if metrics is not None:  # until a bundle is taken, the settings file is enforced
+            metrics.held(ACTIVE, SETTINGS_VERSION)
 
     # ---- the worker's side -------------------------------------------------------------
 
@@ -110,7 +112,7 @@ class PolicyFollower:
         self._taken = newest
         self._applied_at = time.time()
         if self.metrics is not None:
-            self.metrics.held(ACTIVE, newest.active_version)
+            self.metrics.held(ACTIVE, newest.active_version or SETTINGS_VERSION)
             self.metrics.held(SHADOW, newest.shadow_version)
             self.metrics.applied(self._applied_at)
         self._changed.set()
@@ -233,7 +235,7 @@ class PolicyFollower:
     def report(self) -> StatusReport:
         return StatusReport(
             worker=self.worker_id,
-            active=self._taken.active_version,
+            active=self._taken.active_version or SETTINGS_VERSION,
             shadow=self._taken.shadow_version,
             refused=self.refused,
             applied_at=self._applied_at,

@@ -27,7 +27,7 @@ import orjson
 from streams.broker.topology import POLICY_RECORD_BYTES, Topic, Topology
 from streams.errors import ConfigError, RuntimeFailure
 from streams.policy.bundle import Bundle, PolicyError, bundle_from_record, read_bundle, version_of
-from streams.policy.load import load_policy
+from streams.policy.load import SETTINGS_VERSION, load_policy
 from streams.settings import GateSettings, KafkaSettings, Settings
 
 ACTIVE: Final = "active"
@@ -52,8 +52,9 @@ class NothingTo(ConfigError):
 
 @dataclass(frozen=True, slots=True)
 class StatusReport:
-    """What one worker enforces: its versions (None: none published, the settings file
-    judges), how many bundles it refused, and when it last applied and reported."""
+    """What one worker enforces: its active version (`settings`: no bundle, its settings file
+    judges), its shadow (None: none), how many bundles it refused, and when it last applied
+    and reported."""
 
     worker: str
     active: str | None
@@ -95,7 +96,9 @@ def _version_or_none(value: Any) -> str | None:
     if value is None:
         return None
     text = str(value)
-    return text if text.startswith("sha256:") and len(text) == 71 else "(not a version)"
+    if text == SETTINGS_VERSION or (text.startswith("sha256:") and len(text) == 71):
+        return text
+    return "(not a version)"
 
 
 def consumer_options(kafka: KafkaSettings) -> dict[str, Any]:

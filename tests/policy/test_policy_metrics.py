@@ -38,3 +38,29 @@ def test_disagreement_labels_are_allow_listed() -> None:
     )
     assert 'contract="other",kind="other",platform="other"} 1.0' in text
     assert "replygate_policy_refused_total 1.0" in text
+
+
+def test_a_worker_without_a_bundle_reports_the_settings_file() -> None:
+    from streams.broker.topology import Topology
+    from streams.files.stage import DiskFiles
+    from streams.policy.follower import PolicyFollower
+    from streams.policy.topic import StatusReport, status_lines
+    from streams.settings import FileSettings, GateSettings, Settings
+
+    registry = CollectorRegistry()
+    metrics = PolicyMetrics(registry, platforms=["im"], contracts=[])
+    settings = Settings()
+    files = DiskFiles.from_settings(settings.group(FileSettings))
+    follower = PolicyFollower(
+        settings, Topology.of(settings), settings.group(GateSettings), files, "w-9", metrics
+    )
+    assert 'replygate_policy_info{role="active",version="settings"} 1.0' in exported(registry)
+    report = follower.report()
+    assert StatusReport.from_bytes(report.to_bytes()) == report
+    assert report.active == "settings" and report.shadow is None
+    (line,) = [
+        line
+        for line in status_lines({}, {"w-9": report.to_bytes()}, report.reported_at)
+        if line.startswith("worker")
+    ]
+    assert line.startswith("worker   w-9 active settings shadow - refused 0")
