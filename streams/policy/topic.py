@@ -139,6 +139,28 @@ async def read_latest(kafka: KafkaSettings, topic: Topic) -> dict[str, bytes]:
         await consumer.stop()
 
 
+async def require_topics(kafka: KafkaSettings, topics: tuple[Topic, ...]) -> None:
+    """Refuse to go on when a topic is missing: a consumer's metadata request would have the
+    broker create it with its defaults (not compacted), where `replygate topics` creates it
+    as the topology says."""
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    from streams.broker.options import aiokafka_options
+    from streams.broker.partitions import partition_counts
+
+    admin = AIOKafkaAdminClient(**aiokafka_options(kafka))
+    await asyncio.wait_for(admin.start(), CONNECT_SECONDS)
+    try:
+        counts = await partition_counts(admin, [t.name for t in topics])
+    finally:
+        await admin.close()
+    missing = [t.name for t in topics if t.name not in counts]
+    if missing:
+        raise PolicyTopicError(
+            f"no topic {', '.join(missing)}: `replygate topics` creates the policy topics"
+        )
+
+
 async def write(
     kafka: KafkaSettings, topic: Topic, records: list[tuple[str, bytes | None]]
 ) -> None:
@@ -245,6 +267,7 @@ async def perform(
         assert file is not None
         bundle = read_bundle(file)
         load_policy(bundle, settings.group(GateSettings))
+    await require_topics(settings, (topology.policy, topology.policy_status))
     latest = await read_latest(settings, topology.policy)
     records: list[tuple[str, bytes | None]]
     if action == "status":

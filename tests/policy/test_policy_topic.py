@@ -18,7 +18,15 @@ from streams.files.stage import DiskFiles
 from streams.policy.bundle import PolicyError, read_bundle
 from streams.policy.follower import PolicyFollower
 from streams.policy.load import Policy, load_policy
-from streams.policy.topic import ACTIVE, NothingTo, StatusReport, perform, read_latest, write
+from streams.policy.topic import (
+    ACTIVE,
+    NothingTo,
+    PolicyTopicError,
+    StatusReport,
+    perform,
+    read_latest,
+    write,
+)
 from streams.settings import FileSettings, GateSettings, Settings
 from tests.support.kafka import bootstrap
 
@@ -190,5 +198,24 @@ def test_the_follower_takes_each_version_once_and_refuses_a_bad_one_whole(
         assert "w-1" not in await read_latest(settings, topology.policy_status)
         previous = (await read_latest(settings, topology.policy))["previous"]
         assert previous == read_bundle(v1).canonical
+
+    run(scenario)
+
+
+def test_a_missing_policy_topic_is_said_and_never_created_by_the_command() -> None:
+    settings = deployment()
+    topology = Topology.of(settings)
+
+    async def scenario() -> None:
+        with pytest.raises(PolicyTopicError, match="`replygate topics` creates the policy topics"):
+            await perform("status", settings)
+        from aiokafka.admin import AIOKafkaAdminClient
+
+        admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap_servers)
+        await admin.start()
+        try:
+            assert topology.policy.name not in await admin.list_topics()
+        finally:
+            await admin.close()
 
     run(scenario)
