@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 KAFKA_PORT ?= 9092
 export KAFKA_PORT
 
-.PHONY: install tools images kafka-up kafka-down test test-k8s k8s-up k8s-down lint demo bench bench-smoke crash clean
+.PHONY: install tools images kafka-up kafka-down test test-unit test-k8s k8s-up k8s-down lint demo bench bench-smoke crash clean
 
 $(VENV)/.installed: pyproject.toml dev/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,13 @@ PYTEST_ARGS ?= -n 2 --dist loadfile
 test: install tools lint
 	bash scripts/with-docker.sh bash scripts/with-kafka.sh \
 	  $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+# The Python-only tests: the venv and nothing else (no root, no apt, no Go, no Docker, no
+# broker, no JVM). Leaves out the real-broker tests (-m kafka), the deployment tests
+# (tests/deploy: images, kustomize, promtool, a pip build) and the bench smoke run.
+UNIT_ARGS ?= -m "not kafka" --ignore=tests/deploy --ignore=tests/bench
+test-unit: install
+	$(PY) -m pytest -q -p no:cacheprovider $(UNIT_ARGS)
 
 # The cluster tests (tests/k8s) on a local single-node Kubernetes cluster (deploy/k8s-local):
 # images built and loaded, the cluster up, the tests, the cluster down (KEEP_CLUSTER=1 keeps it).

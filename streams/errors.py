@@ -36,8 +36,9 @@ class ConfigError(ReplygateError, ValueError):
 class MissingExtra(ConfigError):
     """A command whose optional dependencies are not installed: the line names the extra."""
 
-    def __init__(self, extra: str) -> None:
-        super().__init__(f"this command needs the {extra} extra: pip install 'replygate[{extra}]'")
+    def __init__(self, extra: str, install: str | None = None, what: str = "this command") -> None:
+        how = install or f"pip install '.[{extra}]' in a replygate checkout"
+        super().__init__(f"{what} needs the {extra} extra: {how}")
         self.extra = extra
 
 

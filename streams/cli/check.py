@@ -8,17 +8,26 @@ from __future__ import annotations
 import argparse
 import codecs
 import os
+import stat
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
-from streams.cli.command import Command, add_config, help_text
-from streams.errors import EXIT_FAILED, EXIT_USAGE, ConfigError, ReplygateError, RuntimeFailure
+from streams.cli.command import Command, add_config, help_text, output_gone
+from streams.errors import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    ConfigError,
+    ReplygateError,
+    RuntimeFailure,
+    error_line,
+)
 
 if TYPE_CHECKING:
     from streams.cli.check_session import CheckSession
@@ -40,7 +49,13 @@ class Unreadable(RuntimeFailure):
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", nargs="?", default="-", help="JSON Lines file, or - for stdin")
+    parser.add_argument(
+        "files",
+        nargs="*",
+        default=["-"],
+        metavar="FILE",
+        help="JSON Lines files, checked in order; - (or none) for standard input",
+    )
     parser.add_argument("--workspaces", type=Path, help="the workspaces root (ToolCall.workspace)")
     parser.add_argument("--media-root", type=Path, help="the root for media paths")
     parser.add_argument(
@@ -53,7 +68,27 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="write counts per verdict and per error code to standard error",
     )
+    parser.add_argument(
+        "--now",
+        type=instant,
+        metavar="TIME",
+        help="the clock reading to judge by (ISO 8601, e.g. 2026-12-01T12:00:00Z) instead of "
+        "the wall clock: delivered_at and deadlines repeat, so saved results can be diffed",
+    )
     add_config(parser)
+
+
+def instant(text: str) -> datetime:
+    """`--now`: an ISO 8601 time with its offset (a naive one is refused, not guessed)."""
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not an ISO 8601 time: {text[:40]!r} (e.g. 2026-12-01T12:00:00Z)"
+        ) from None
+    if when.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} has no offset: add Z or +HH:MM")
+    return when.astimezone(UTC)
 
 
 class OutputClosed(RuntimeFailure):
@@ -67,47 +102,78 @@ def _readline(stream: IO[bytes], size: int) -> bytes:
         raise Unreadable(f"cannot read the input: {exc.strerror or exc}") from exc
 
 
-def lines(stream: IO[bytes], keep: int) -> Iterator[bytes]:
-    """Each line without its line end; of a longer line only its first `keep` bytes.
+@dataclass(frozen=True, slots=True)
+class Line:
+    """An input line without its line end: at most its first `keep` bytes, and its length."""
+
+    raw: bytes
+    size: int
+
+    @property
+    def blank(self) -> bool:
+        """Nothing but spaces and tabs: skipped (and counted), as people leave them."""
+        return self.size == len(self.raw) and not self.raw.strip(b" \t\r")
+
+
+def lines(stream: IO[bytes], keep: int) -> Iterator[Line]:
+    """Each line without its line end; of a longer line only its first `keep` bytes (and its
+    whole length). A UTF-8 byte order mark at the start of the input is dropped.
 
     The rest of a long line is skipped piece by piece, never held: memory stays bounded by
     `keep` whatever the line length. `readline` answers as soon as a line is complete, so
     interactive stdin gets each answer without waiting for a full block.
     """
+    first = True
     while line := _readline(stream, keep):
-        if len(line) == keep and not line.endswith(b"\n"):
-            only_line_end = True  # the rest may be nothing but the line end ("\r\n")
+        if first and line.startswith(codecs.BOM_UTF8):
+            line = line[len(codecs.BOM_UTF8) :]
+            if not line.endswith(b"\n") and len(line) == keep - len(codecs.BOM_UTF8):
+                line += _readline(stream, len(codecs.BOM_UTF8))
+        first = False
+        if len(line) >= keep and not line.endswith(b"\n"):
+            total, end = len(line), _line_end(line, 0)
             while rest := _readline(stream, _SKIP_BYTES):
-                only_line_end = only_line_end and not rest.strip(b"\r\n")
+                total, end = total + len(rest), _line_end(rest, end)
                 if rest.endswith(b"\n"):
                     break
-            if not only_line_end:
-                yield line  # cut: longer than the limit even after `rstrip`
+            if total - end > len(line.rstrip(b"\r")):
+                yield Line(line, total - end)  # cut: longer than the limit after `rstrip`
                 continue
-        yield line.rstrip(b"\r\n")
+        kept = line.rstrip(b"\r\n")
+        yield Line(kept, len(kept))
+
+
+def _line_end(piece: bytes, before: int) -> int:
+    """How many bytes of line end (`\\r`, `\\n`) close the line so far, with `piece` read."""
+    content = len(piece.rstrip(b"\r\n"))
+    return before + len(piece) if content == 0 else len(piece) - content
+
+
+def not_utf8_at(line: bytes) -> tuple[int, int] | None:
+    """Where a line stops being UTF-8: the byte offset and the byte (None when it is UTF-8;
+    a sequence cut at the end of a kept part still counts)."""
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(line, final=False)
+    except UnicodeDecodeError as exc:
+        return exc.start, line[exc.start]
+    return None
 
 
 def is_text(line: bytes) -> bool:
     """Valid UTF-8; a sequence cut at the end of a kept part still counts."""
-    try:
-        codecs.getincrementaldecoder("utf-8")().decode(line, final=False)
-    except UnicodeDecodeError:
-        return False
-    return True
+    return not_utf8_at(line) is None
 
 
-def _output_closed() -> int:
-    """Standard output's reader went away (`| head`): stop quietly.
-
-    Python flushes sys.stdout again at exit and would print "Exception ignored ...
-    BrokenPipeError": point it at devnull first (the Python docs' note on SIGPIPE).
-    """
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):  # no real stdout (embedded, captured): nothing to redirect
-        pass
-    return EXIT_FAILED
+def encoding_problem(line: bytes, line_no: int) -> str | None:
+    """What a person must know of a line that is not UTF-8: where, which byte, what to do."""
+    found = not_utf8_at(line)
+    if found is None:
+        return None
+    offset, byte = found
+    return (
+        f"line {line_no}, byte {offset} (0x{byte:02X}) is not UTF-8 "
+        "(a file saved as Latin-1 or Windows-1252?): save it as UTF-8"
+    )
 
 
 def _control_line(raw: bytes, limit: int) -> dict[str, Any] | None:
@@ -126,14 +192,32 @@ def _control_line(raw: bytes, limit: int) -> dict[str, Any] | None:
     return value
 
 
-def check_one(session: CheckSession, raw: bytes, line_no: int) -> Decision:
-    """One line's decision; a TurnControl is checked as one (a cancel delivers nothing)."""
+def check_one(
+    session: CheckSession, line: Line | bytes, line_no: int, now: datetime | None = None
+) -> Decision:
+    """One line's decision; a TurnControl is checked as one (a cancel delivers nothing).
+
+    A line too large is said with its whole length, one not UTF-8 with the byte where it
+    stops being so: both are dead letters, as in the worker, before any JSON is read."""
+    from schemas import codes
     from streams.broker.topology import Topology
     from streams.core.pipeline import Decision, Source
 
-    settings = session.gate.settings
+    if isinstance(line, bytes):
+        line = Line(line, len(line))
+    raw, settings, gate = line.raw, session.gate.settings, session.gate
+    source = Source(Topology.of(settings).replies.name, 0, line_no - 1)
+    if line.size > settings.max_record_bytes:
+        issue = codes.RECORD_TOO_LARGE.issue(
+            "$", size=line.size, limit=settings.max_record_bytes
+        )
+        return gate.dead_letter(raw, source, "record_too_large", [issue], line_no)
+    problem = encoding_problem(raw, line_no)
+    if problem is not None:
+        issue = codes.NOT_JSON.issue("$", error=problem)
+        return gate.dead_letter(raw, source, "not_json", [issue], line_no)
     if _control_line(raw, settings.max_record_bytes) is None:
-        return session.line(raw, line_no, datetime.now(UTC))
+        return session.line(raw, line_no, now or datetime.now(UTC))
     source = Source(Topology.of(settings).control.name, 0, line_no - 1)
     control = session.gate.read_control(raw, source)
     if isinstance(control, Decision):
@@ -141,13 +225,56 @@ def check_one(session: CheckSession, raw: bytes, line_no: int) -> Decision:
     return Decision(id=control.turn_id, verdict="no_reply", action="none")
 
 
-def summary_lines(decisions: Counter[str], codes: Counter[str]) -> list[str]:
-    """`--summary`: every verdict with its count (zeros too), then the error codes, most first."""
-    total = sum(decisions.values())
+@dataclass
+class Tally:
+    """What `--summary` and `--strict` report: verdicts, error codes, chunks, blank lines."""
+
+    verdicts: Counter[str] = field(default_factory=Counter)
+    codes: Counter[str] = field(default_factory=Counter)
+    chunks: int = 0  # chunk lines of streamed replies: held, not yet judged as replies
+    blank: int = 0
+
+    def add(self, decision: Decision) -> None:
+        if decision.chunk is not None and decision.verdict == "accepted":
+            self.chunks += 1
+        else:
+            self.verdicts[decision.verdict] += 1
+        self.codes.update(issue.code for issue in decision.errors)
+
+    @property
+    def records(self) -> int:
+        return sum(self.verdicts.values()) + self.chunks
+
+    def failing(self) -> str | None:
+        """Why `--strict` fails the run, in one line (None when it passes)."""
+        failed = {v: n for v, n in self.verdicts.items() if v not in PASSING and n}
+        if failed:
+            counts = ", ".join(f"{verdict} {n}" for verdict, n in sorted(failed.items()))
+            total = sum(failed.values())
+            return (
+                f"--strict: {plural(total, 'record')} of {self.records} not accepted "
+                f"({counts}); see each line's errors"
+            )
+        if self.records == 0:
+            return "--strict: the input holds no records: nothing was checked"
+        return None
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def summary_lines(
+    decisions: Counter[str], codes: Counter[str], chunks: int = 0, blank: int = 0
+) -> list[str]:
+    """`--summary`: every verdict with its count (zeros too), chunk and blank lines when there
+    are any, then the error codes, most first."""
+    total = sum(decisions.values()) + chunks + blank
     verdicts = ", ".join(f"{v} {decisions[v]}" for v in VERDICTS)
+    extra = (f", chunks {chunks}" if chunks else "") + (f", blank {blank}" if blank else "")
     ranked = sorted(codes.items(), key=lambda item: (-item[1], item[0]))
     listed = ", ".join(f"{code} {count}" for code, count in ranked) or "none"
-    return [f"{total} lines: {verdicts}", f"codes: {listed}"]
+    return [f"{plural(total, 'line')}: {verdicts}{extra}", f"codes: {listed}"]
 
 
 def _gate(args: argparse.Namespace) -> tuple[Gate, Settings]:
@@ -172,6 +299,8 @@ def _gate(args: argparse.Namespace) -> tuple[Gate, Settings]:
 
 def _open(name: str) -> IO[bytes]:
     if name == "-":
+        if sys.stdin is None:  # `<&-`
+            raise Unreadable("standard input is closed: give a file, or pipe the records in")
         return sys.stdin.buffer
     try:
         return open(name, "rb")  # closed by the caller
@@ -179,51 +308,79 @@ def _open(name: str) -> IO[bytes]:
         raise Unreadable(f"cannot read {name}: {exc.strerror or exc}") from None
 
 
+def _readable(names: list[str]) -> None:
+    """Every file is there before the first line is judged: a typo in the third name must not
+    leave two files' results on the output and an error after them."""
+    if names.count("-") > 1:
+        raise Unreadable("standard input (-) can be read once")
+    for name in names:
+        if name != "-" and not stat.S_ISFIFO(_mode(name)):  # a pipe is opened once, later
+            _open(name).close()
+
+
+def _mode(name: str) -> int:
+    try:
+        return os.stat(name).st_mode
+    except OSError as exc:
+        raise Unreadable(f"cannot read {name}: {exc.strerror or exc}") from None
+
+
 def run(args: argparse.Namespace, stdout: IO[bytes]) -> int:
-    """One JSON line out for every line in; 0 whatever the verdicts (1 with `--strict` when
+    """One JSON line out for every record in; 0 whatever the verdicts (1 with `--strict` when
     one did not pass), 1 when the output closes or cannot be written, 2 for unusable input."""
     from streams.cli.check_session import CheckSession
 
+    names: list[str] = args.files or ["-"]
+    _readable(names)
     gate, settings = _gate(args)
-    interactive = args.file == "-"
-    stream = _open(args.file)
     # Enough of an over-long line to refuse it as too large and for its DeadLetter's cut.
     from streams.core.pipeline import MASK_SLACK_BYTES
 
     keep = max(settings.max_record_bytes + 1, settings.dead_letter_record_bytes + MASK_SLACK_BYTES)
+    session, tally = CheckSession(gate), Tally()
     try:
-        verdicts, codes = _check_all(
-            CheckSession(gate), lines(stream, keep), stdout, interactive, args.file
-        )
+        for name in names:
+            stream = _open(name)
+            try:
+                _check_all(session, lines(stream, keep), stdout, name, tally, args.now)
+            finally:
+                if name != "-":
+                    stream.close()
     except OutputClosed:
-        return _output_closed()
-    finally:
-        if not interactive:
-            stream.close()
+        return output_gone()
     if args.summary:
-        for line in summary_lines(verdicts, codes):
+        for line in summary_lines(tally.verdicts, tally.codes, tally.chunks, tally.blank):
             print(f"replygate check: {line}", file=sys.stderr)
-    if args.strict and any(v not in PASSING for v in verdicts):
+    if tally.records == 0 and not args.strict:
+        said = "standard input" if names == ["-"] else ", ".join(names)
+        blank = f" ({plural(tally.blank, 'blank line')})" if tally.blank else ""
+        print(f"replygate check: {said} holds no records{blank}", file=sys.stderr)
+    if args.strict and (reason := tally.failing()) is not None:
+        print(error_line("check", reason), file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
 
 
 def _check_all(
     session: CheckSession,
-    inputs: Iterable[bytes],
+    inputs: Iterable[Line],
     stdout: IO[bytes],
-    interactive: bool,
     name: str,
-) -> tuple[Counter[str], Counter[str]]:
-    verdicts: Counter[str] = Counter()
-    codes: Counter[str] = Counter()
+    tally: Tally,
+    now: datetime | None,
+) -> None:
+    interactive, first = name == "-", True
     try:
-        for line_no, raw in enumerate(inputs, start=1):
-            if line_no == 1 and not is_text(raw):
-                raise Unreadable(f"{name} is not UTF-8 text (a binary file?): nothing was checked")
-            decision = check_one(session, raw, line_no)
-            verdicts[decision.verdict] += 1
-            codes.update(issue.code for issue in decision.errors)
+        for line_no, line in enumerate(inputs, start=1):
+            if line.blank:
+                tally.blank += 1
+                continue
+            if first and looks_binary(line.raw):
+                shown = "standard input" if interactive else name
+                raise Unreadable(f"{shown} is not UTF-8 text (a binary file?): nothing was checked")
+            first = False
+            decision = check_one(session, line, line_no, now)
+            tally.add(decision)
             stdout.write(decision.line_json() + b"\n")
             if interactive:
                 stdout.flush()
@@ -232,7 +389,19 @@ def _check_all(
         raise OutputClosed from None
     except OSError as exc:
         raise RuntimeFailure(f"cannot write the output: {exc.strerror or exc}") from None
-    return verdicts, codes
+
+
+def looks_binary(line: bytes) -> bool:
+    """A first line that is no text at all (an image, an archive, UTF-16): refused as a whole.
+    A text line with a Latin-1 byte is not: it is that line's dead letter, naming the byte."""
+    found = not_utf8_at(line)
+    if found is None:
+        return False
+    head = line[:4096]
+    if found[0] == 0 or b"\x00" in head:  # a JSON line starts with `{`, never a stray byte
+        return True
+    controls = sum(1 for byte in head if byte < 0x20 and byte not in (0x09, 0x0A, 0x0D))
+    return controls * 10 > len(head)
 
 
 COMMAND = Command(

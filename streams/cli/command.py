@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from streams.errors import MissingExtra
+from streams.errors import EXIT_FAILED, MissingExtra
+from streams.extras import install_command
 
 Run = Callable[[argparse.Namespace, IO[bytes]], int]
 
@@ -39,7 +41,7 @@ class Command:
     def check_extra(self) -> None:
         """MissingExtra when a module of the extra is not installed: one line, no traceback."""
         if self.extra is not None and not all(map(installed, self.needs)):
-            raise MissingExtra(self.extra)
+            raise MissingExtra(self.extra, install_command(self.extra))
 
 
 def installed(module: str) -> bool:
@@ -61,3 +63,17 @@ def add_config(parser: argparse.ArgumentParser) -> None:
 def help_text(settings: str, exits: str, example: str) -> str:
     """The part of a command's help after its options, in one layout for every command."""
     return f"settings that matter:\n{settings}\n\nexit status:\n{exits}\n\nexample:\n  {example}\n"
+
+
+def output_gone() -> int:
+    """Standard output's reader went away (`| head`): stop quietly, exit 1.
+
+    Python flushes sys.stdout again at exit and would print "Exception ignored ...
+    BrokenPipeError": point it at devnull first (the Python docs' note on SIGPIPE).
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real stdout (closed, captured)
+        pass
+    return EXIT_FAILED

@@ -120,7 +120,7 @@ def test_missing_config_file_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_malformed_lines_never_crash(tmp_path: Path) -> None:
-    hostile = [b"", b"[]", b"null", b"\xff\xfe", b"{" * 5000, b'{"turn_id": null}', b"\x00"]
+    hostile = [b"[]", b"null", b"\xff\xfe", b"{" * 5000, b'{"turn_id": null}', b"\x00", b"\x0c"]
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b"\n".join(hostile) + b"\n")
     done = replygate("check", str(path))
@@ -188,10 +188,11 @@ def test_lines_keep_the_first_bytes_of_a_long_line(data: bytes) -> None:
     want = reference_lines(data)
     assert len(got) == len(want)
     for line, whole in zip(got, want, strict=True):
+        assert line.size == len(whole)  # the whole length, also of a line cut short
         if len(whole) <= limit:
-            assert line == whole
+            assert line.raw == whole
         else:  # still too large for the gate, and its first bytes are intact
-            assert len(line) > limit and line == whole[:keep]
+            assert len(line.raw) > limit and line.raw == whole[:keep]
 
 
 def test_a_huge_line_costs_memory_bounded_by_the_limit(tmp_path: Path) -> None:

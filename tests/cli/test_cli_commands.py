@@ -251,7 +251,8 @@ def test_a_command_without_its_extra_names_it(command: list[str], extra: str) ->
     done = without_extras(*command)
     assert done.returncode == 2
     first = done.stderr.decode().splitlines()[0]
+    # the checkout this copy runs from: no package index serves replygate
     assert first == (
         f"replygate {command[0]}: error: this command needs the {extra} extra: "
-        f"pip install 'replygate[{extra}]'"
+        f"pip install '{REPO}[{extra}]'"
     )

@@ -14,10 +14,11 @@ import pytest
 from tests.support.kafka import REPO
 
 # Each layer, low to high, and what of the project it may import besides itself.
-_PURE = {"schemas", "streams.settings", "streams.errors"}
+_PURE = {"schemas", "streams.settings", "streams.errors", "streams.extras"}
 ALLOWED: dict[str, set[str]] = {
     "schemas": set(),
     "streams.errors": set(),
+    "streams.extras": {"streams.errors"},  # the install command for a missing extra
     "streams.settings": {"schemas", "streams.errors"},
     "streams.core": _PURE,
     "streams.files": _PURE | {"streams.core"},
@@ -43,10 +44,19 @@ ALLOWED: dict[str, set[str]] = {
     # `faust -A streams.app`: the worker's entry point.
     "streams.app": {"streams.settings", "streams.errors", "streams.worker"},
     "streams.__init__": set(),
+    # `python -m replygate`: the command line under the distribution's name.
+    "replygate": {"streams.cli"},
 }
 # The Kafka, HTTP and metrics clients belong to the shells, never to a pure layer.
 SHELL_PACKAGES = {"faust", "mode", "aiokafka", "httpx", "prometheus_client"}
-NO_SHELL = {"schemas", "streams.errors", "streams.settings", "streams.core", "streams.files"}
+NO_SHELL = {
+    "schemas",
+    "streams.errors",
+    "streams.extras",
+    "streams.settings",
+    "streams.core",
+    "streams.files",
+}
 
 
 def layer_of(module: str) -> str:
@@ -57,7 +67,7 @@ def layer_of(module: str) -> str:
 
 def modules() -> list[tuple[str, Path]]:
     found = []
-    for package in ("schemas", "streams"):
+    for package in ("schemas", "streams", "replygate"):
         for path in sorted((REPO / package).rglob("*.py")):
             found.append((".".join(path.relative_to(REPO).with_suffix("").parts), path))
     return found
@@ -86,7 +96,9 @@ def test_every_module_belongs_to_a_known_layer() -> None:
 @pytest.mark.parametrize(("name", "path"), MODULES, ids=[name for name, _ in MODULES])
 def test_imports_point_down_the_layers(name: str, path: Path) -> None:
     own = layer_of(name)
-    project = {n for n in imported(path) if n.split(".")[0] in ("schemas", "streams")}
+    project = {
+        n for n in imported(path) if n.split(".")[0] in ("schemas", "streams", "replygate")
+    }
     upward = sorted(n for n in project if layer_of(n) not in ALLOWED[own] | {own})
     assert not upward, f"{name} ({own}) imports {upward}"
     if own in NO_SHELL:

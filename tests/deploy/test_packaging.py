@@ -38,10 +38,10 @@ def test_the_wheel_holds_every_layer_and_nothing_of_dev_tests_or_bench(tmp_path:
     names = set(zipfile.ZipFile(wheel).namelist())
     packages = {
         str(init.relative_to(REPO))
-        for top in ("schemas", "streams")
+        for top in ("schemas", "streams", "replygate")
         for init in (REPO / top).rglob("__init__.py")
     }
     assert packages <= names, sorted(packages - names)
-    assert "streams/cli/__main__.py" in names
+    assert {"streams/cli/__main__.py", "replygate/__main__.py"} <= names
     shipped = {name.split("/")[0] for name in names if not name.startswith("replygate-")}
-    assert shipped == {"schemas", "streams"}, shipped
+    assert shipped == {"schemas", "streams", "replygate"}, shipped
