@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -18,7 +19,7 @@ from tests.support.samples import encode, raw_reply
 REPLY = encode(raw_reply())
 
 
-def outputs(done: subprocess.CompletedProcess[bytes]) -> list[dict[str, object]]:
+def outputs(done: subprocess.CompletedProcess[bytes]) -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in done.stdout.splitlines()]
 
 
@@ -71,7 +72,7 @@ def test_a_latin1_byte_is_named_by_line_and_offset(tmp_path: Path, line_no: int)
     assert done.returncode == 0, done.stderr.decode()
     letter = outputs(done)[line_no - 1]
     assert letter["verdict"] == "dead_letter"
-    (error,) = letter["errors"]  # type: ignore[misc]
+    (error,) = letter["errors"]
     assert error["code"] == "not_json"
     assert f"line {line_no}, byte 31 (0xE9) is not UTF-8" in error["message"]
     assert "surrogates" not in error["message"]
@@ -81,7 +82,7 @@ def test_a_huge_line_is_said_with_its_whole_length() -> None:
     huge = b'{"turn_id": "t-1", "pad": "' + b"x" * (3 * 1024 * 1024) + b'"}'
     done = replygate("check", "-", stdin=huge + b"\n" + REPLY + b"\n")
     first, second = outputs(done)
-    (error,) = first["errors"]  # type: ignore[misc]
+    (error,) = first["errors"]
     assert error["code"] == "record_too_large"
     assert error["message"] == f"{len(huge)} bytes; the limit is 1048576"
     assert second["verdict"] == "accepted"
@@ -112,8 +113,8 @@ def test_now_makes_the_output_repeat(tmp_path: Path) -> None:
     runs.append(replygate("check", "--now", "2026-12-01T13:00:00+01:00", "-", stdin=records))
     assert runs[0].returncode == 0 and runs[0].stdout == runs[1].stdout
     delivered, request = outputs(runs[0])
-    assert delivered["output"]["delivered_at"] == "2026-12-01T12:00:00.000Z"  # type: ignore[index]
-    assert request["output"]["deadline"].startswith("2026-12-01T12:00:30")  # type: ignore[index]
+    assert delivered["output"]["delivered_at"] == "2026-12-01T12:00:00.000Z"
+    assert request["output"]["deadline"].startswith("2026-12-01T12:00:30")
     naive = replygate("check", "--now", "2026-12-01T12:00:00", "-", stdin=records)
     assert naive.returncode == 2 and b"has no offset" in naive.stderr
 
