@@ -97,7 +97,12 @@ class ModelOutput(Record):
     tool_calls: list[ModelToolCall] | None = None
     reasoning: str | None = None
     # A streamed final reply: its text is the turn's chunks 0..chunks-1 (instead of `text`).
-    chunks: Seq | None = None
+    chunks: Seq | None = Field(
+        default=None,
+        description="A streamed final reply: how many RawChunk records (seq 0..chunks-1, same "
+        "turn_id and attempt, sent before this one on replies.raw) hold its text; instead of "
+        "`text`.",
+    )
 
 
 class Context(Record):
@@ -119,7 +124,9 @@ EMPTY_CONTEXT = Context()
 
 
 class RawReply(Record):
-    """What an upstream agent service publishes on `replies.raw`."""
+    """What an upstream agent service publishes on `replies.raw`: a final reply, a progress
+    summary (`kind: progress`), or the final record of a streamed reply (`output.chunks`,
+    after its RawChunk records on the same topic and key)."""
 
     turn_id: TurnId
     conversation_id: Id
@@ -147,7 +154,8 @@ class StreamChunk(Record):
 
 
 class RawChunk(Record):
-    """A chunk record on `replies.raw`: buffered in the turn's state until its final reply."""
+    """A chunk record of a streamed final reply on `replies.raw` (keyed like its RawReply):
+    held in the turn's state until the final RawReply with `output.chunks` arrives."""
 
     turn_id: TurnId
     conversation_id: Id

@@ -34,6 +34,7 @@ def _records() -> Mapping[str, type[BaseModel]]:
         model.__name__: model
         for model in (
             records.RawReply,
+            records.RawChunk,
             records.ToolCall,
             records.TurnControl,
             records.Delivery,

@@ -21,6 +21,7 @@ from tests.support.samples import raw_reply
 REPO = Path(__file__).resolve().parents[2]
 RECORDS = (
     "RawReply",
+    "RawChunk",
     "ToolCall",
     "TurnControl",
     "Delivery",
@@ -78,6 +79,20 @@ def test_the_raw_reply_schema_accepts_a_valid_reply_and_refuses_an_unknown_field
     RawReply.model_validate(raw_reply())
     assert validator.is_valid(raw_reply())
     assert not validator.is_valid({**raw_reply(), "colour": "red"})
+
+
+def test_a_streamed_reply_is_described_chunk_and_final_record_alike() -> None:
+    """A producer in another language validates each chunk line and the final record."""
+    from tests.core.test_chunks import chunk, final
+
+    chunks = Draft202012Validator(record_schema("RawChunk"))
+    assert chunks.is_valid(chunk(0, "hel")) and chunks.is_valid(chunk(1, "lo"))
+    assert not chunks.is_valid({**chunk(0, "x"), "chunk": {"seq": -1, "text": "x"}})
+    assert not chunks.is_valid(raw_reply())  # a final reply is not a chunk
+    replies = record_schema("RawReply")
+    assert replies is not None and Draft202012Validator(replies).is_valid(final(2))
+    described = replies["$defs"]["ModelOutput"]["properties"]["chunks"]["description"]
+    assert "RawChunk" in described and "RawChunk" in replies["description"]
 
 
 def test_the_tool_prints_its_arguments_and_has_no_delivered_message() -> None:
