@@ -8,19 +8,10 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from schemas.codes import SHARED_CODES
+from schemas.issue import Issue as Issue
+
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-
-
-@dataclass(frozen=True, slots=True)
-class Issue:
-    """A broken rule: where (JSON path or HTML location), which rule (stable code), and why."""
-
-    path: str
-    code: str
-    message: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"path": self.path, "code": self.code, "message": self.message}
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +83,6 @@ def _code_for(error_type: str) -> str:
 
     A custom error raised with a registered code as its type (`PydanticCustomError`) keeps it.
     """
-    from schemas.codes import SHARED_CODES  # here: `python -m schemas.codes` imports this package
-
     if error_type in _CODES:
         return _CODES[error_type]
     if error_type.endswith("_type") or error_type in ("model_type", "dict_type", "list_type"):
@@ -105,8 +94,6 @@ def _code_for(error_type: str) -> str:
 
 def issues_from_validation_error(exc: ValidationError, base: str = "$") -> list[Issue]:
     """Turn pydantic errors into Issues; union-branch errors collapse into one `wrong_type`."""
-    from schemas.codes import SHARED_CODES  # here: `python -m schemas.codes` imports this package
-
     issues: list[Issue] = []
     seen_union: set[tuple[str | int, ...]] = set()
     for err in exc.errors(include_url=False):

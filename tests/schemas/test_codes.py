@@ -19,12 +19,11 @@ import pytest
 from replygate_dev.demo import SAMPLES_DIR, read_samples
 
 from schemas import codes as codes_module
+from schemas.catalogue import CATALOGUE, catalogue
 from schemas.codes import (
-    CATALOGUE,
     DEAD_LETTER_REASONS,
     NOTICE_REASONS,
     Code,
-    catalogue,
     unregistered,
 )
 from schemas.errors import _CODES, _code_for
@@ -155,7 +154,7 @@ def emitted() -> dict[str, list[str]]:
 def test_every_code_the_code_base_emits_is_registered(emitted: dict[str, list[str]]) -> None:
     assert "None" not in emitted, f"a code that is not a literal: {emitted.get('None')}"
     missing = {code: emitted[code] for code in unregistered(emitted, ISSUE_CODES)}
-    assert missing == {}, "add these to schemas/codes.py (and run python -m schemas.codes)"
+    assert missing == {}, "add these to schemas/codes.py (and run python -m schemas.catalogue)"
 
 
 def test_the_scan_sees_the_places_that_emit_codes(emitted: dict[str, list[str]]) -> None:
@@ -219,7 +218,7 @@ def test_metrics_count_every_registered_code_under_its_own_label() -> None:
 
 def test_the_catalogue_in_docs_is_generated_from_the_registry() -> None:
     assert CATALOGUE.read_text(encoding="utf-8") == catalogue(contract_codes()), (
-        "docs/error-codes.md is out of date: run `python -m schemas.codes`"
+        "docs/error-codes.md is out of date: run `python -m schemas.catalogue`"
     )
     for name in ISSUE_CODES:
         assert f"| `{name}` |" in catalogue(contract_codes())
@@ -227,7 +226,7 @@ def test_the_catalogue_in_docs_is_generated_from_the_registry() -> None:
 
 def test_the_generator_check_mode_agrees() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "schemas.codes", "--check"],
+        [sys.executable, "-m", "schemas.catalogue", "--check"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -272,3 +271,13 @@ def test_the_pipeline_words_no_message_a_code_owns() -> None:
         or (code.template and "{" not in code.template and code.template in text)
     ]
     assert copied == []
+
+
+def test_a_generator_outside_a_checkout_refuses_in_one_line(tmp_path: Path) -> None:
+    """An installed copy has no docs/ beside it: `--check` and a write both refuse, exit 2."""
+    from schemas.generated_doc import generated_doc_main
+
+    page = tmp_path / "site-packages" / "docs" / "error-codes.md"
+    for argv in (["--check"], []):
+        assert generated_doc_main(argv, page, lambda: "x", "schemas.catalogue") == 2
+    assert not page.exists()
