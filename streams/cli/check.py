@@ -222,7 +222,7 @@ def check_one(
     control = session.gate.read_control(raw, source)
     if isinstance(control, Decision):
         return control
-    return Decision(id=control.turn_id, verdict="no_reply", action="none")
+    return Decision(id=session.gate.shown_id(control.turn_id), verdict="no_reply", action="none")
 
 
 @dataclass
@@ -233,6 +233,7 @@ class Tally:
     codes: Counter[str] = field(default_factory=Counter)
     chunks: int = 0  # chunk lines of streamed replies: held, not yet judged as replies
     blank: int = 0
+    notices: Counter[str] = field(default_factory=Counter)
 
     def add(self, decision: Decision) -> None:
         if decision.chunk is not None and decision.verdict == "accepted":
@@ -240,6 +241,7 @@ class Tally:
         else:
             self.verdicts[decision.verdict] += 1
         self.codes.update(issue.code for issue in decision.errors)
+        self.notices.update(notice.reason for notice in decision.notices)
 
     @property
     def records(self) -> int:
@@ -275,6 +277,24 @@ def summary_lines(
     ranked = sorted(codes.items(), key=lambda item: (-item[1], item[0]))
     listed = ", ".join(f"{code} {count}" for code, count in ranked) or "none"
     return [f"{plural(total, 'line')}: {verdicts}{extra}", f"codes: {listed}"]
+
+
+def folder_notes(tally: Tally, settings: Settings) -> list[str]:
+    """Where the files looked for were looked for, as absolute folders: said on standard
+    error (for the person running `check`), never in a record (a host path stays out of what
+    is sent to agents)."""
+    notes = []
+    if tally.codes["workspace_unavailable"] or tally.codes["csv_not_found"]:
+        notes.append(
+            f"workspaces were looked for in {settings.workspaces_root.resolve()} "
+            "(workspaces_root, --workspaces; relative in a config file: beside it)"
+        )
+    if tally.notices["attachment_unreadable"]:
+        notes.append(
+            f"media paths were looked for in {settings.media_root.resolve()} "
+            "(media_root, --media-root; relative in a config file: beside it)"
+        )
+    return notes
 
 
 def _gate(args: argparse.Namespace) -> tuple[Gate, Settings]:
@@ -351,6 +371,8 @@ def run(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     if args.summary:
         for line in summary_lines(tally.verdicts, tally.codes, tally.chunks, tally.blank):
             print(f"replygate check: {line}", file=sys.stderr)
+    for note in folder_notes(tally, settings):
+        print(f"replygate check: note: {note}", file=sys.stderr)
     if tally.records == 0 and not args.strict:
         said = "standard input" if names == ["-"] else ", ".join(names)
         blank = f" ({plural(tally.blank, 'blank line')})" if tally.blank else ""

@@ -10,12 +10,13 @@ holds is the `TurnView` it is handed. Words: `decide_*` takes a record's bytes t
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import orjson
 from pydantic import ValidationError
@@ -206,7 +207,9 @@ class Gate:
             chunk = self._envelope(RawChunk, raw, decoded, source, record_id, twice)
             if isinstance(chunk, Decision):
                 return chunk
-            return Decision(id=chunk.turn_id, verdict="accepted", action="buffer", chunk=chunk)
+            return Decision(
+                id=self.shown_id(chunk.turn_id), verdict="accepted", action="buffer", chunk=chunk
+            )
         in_output = _in_tool_arguments(twice, ("output", "tool_calls"))
         reply = self._envelope(RawReply, raw, decoded, source, record_id, twice, in_output)
         if isinstance(reply, Decision):
@@ -299,7 +302,9 @@ class Gate:
         if key_issues:
             result = ContractResult(issues=tuple(codes.capped([*key_issues, *result.issues])))
         if result.valid and result.no_reply:
-            return Decision(id=reply.turn_id, verdict="no_reply", action="none", turn=turn)
+            return Decision(
+                id=self.shown_id(reply.turn_id), verdict="no_reply", action="none", turn=turn
+            )
         if result.valid and result.message is not None:
             return self._deliver(turn, result.message, corrected=reply.attempt == 1, now=now)
         errors = self._masked(result.issues) or (codes.INVALID_REPLY.issue("$"),)
@@ -320,7 +325,11 @@ class Gate:
         if issues:
             errors = self._masked(issues)
             return Decision(
-                id=reply.turn_id, verdict="rejected", action="drop", errors=errors, turn=turn
+                id=self.shown_id(reply.turn_id),
+                verdict="rejected",
+                action="drop",
+                errors=errors,
+                turn=turn,
             )
         message, hits = self.masker.mask_tree({"text": reply.output.text}, "$")
         delivery_id = f"{reply.turn_id}/progress/{reply.seq}"
@@ -357,8 +366,8 @@ class Gate:
             input=masked_input if ok else None, output=masked_output if ok else None
         )
         record = ToolResult.model_construct(
-            call_id=call.call_id,
-            task_id=call.task_id,
+            call_id=self.shown_id(call.call_id),
+            task_id=self.shown_id(call.task_id),
             tool=call.tool,
             status="ok" if ok else "error",
             text=text,
@@ -367,7 +376,7 @@ class Gate:
             ),
         )
         return Decision(
-            id=call.call_id,
+            id=self.shown_id(call.call_id),
             verdict="accepted" if ok else "rejected",
             action="tool_result" if ok else "tool_error",
             errors=errors,
@@ -403,7 +412,7 @@ class Gate:
         )
         hits = tuple(MaskHit(rule, "record", n) for rule, n in sorted(counts.items()))
         return Decision(
-            id=record_id,
+            id=self.shown_id(record_id),
             verdict="dead_letter",
             action="dead_letter",
             errors=self._masked(issues),
@@ -414,6 +423,21 @@ class Gate:
         )
 
     # ---- helpers ------------------------------------------------------------------------
+
+    @overload
+    def shown_id(self, value: str) -> str: ...
+    @overload
+    def shown_id(self, value: str | int) -> str | int: ...
+    def shown_id(self, value: str | int) -> str | int:
+        """An id as an output carries it: a secret-shaped id is masked, with a digest of the id
+        after the marker so that two masked ids stay two (an endpoint drops a repeated
+        `delivery_id`). The turn's state keeps the id itself; the Kafka key is never changed."""
+        if isinstance(value, int):
+            return value
+        masked = self._mask(value)
+        if masked == value:
+            return value
+        return f"{masked}#{hashlib.sha256(value.encode()).hexdigest()[:16]}"
 
     def _mask(self, text: str) -> str:
         return self.masker.mask_text(text)[0]
@@ -508,9 +532,9 @@ class Gate:
         `text` is what the preview shows: the projected reply, the notice or the progress text.
         """
         record = Delivery.model_construct(
-            delivery_id=delivery_id or turn.turn_id,
-            turn_id=turn.turn_id,
-            conversation_id=turn.conversation_id,
+            delivery_id=self.shown_id(delivery_id or turn.turn_id),
+            turn_id=self.shown_id(turn.turn_id),
+            conversation_id=self.shown_id(turn.conversation_id),
             platform=turn.platform,
             contract=turn.contract,
             kind=kind,
@@ -528,7 +552,7 @@ class Gate:
             kind, "progress"
         )  # type: ignore[assignment]  # the dict's values are Action literals
         return Decision(
-            id=turn.turn_id,
+            id=self.shown_id(turn.turn_id),
             verdict=verdict,
             action=action,
             output=record,
@@ -583,7 +607,7 @@ class Gate:
             context,
         )
         return Decision(
-            id=turn.turn_id,
+            id=self.shown_id(turn.turn_id),
             verdict="rejected",
             action="request_correction",
             errors=errors,
@@ -640,7 +664,6 @@ def _output_key_issues(output: ModelOutput, twice: Sequence[KeyPath]) -> list[Is
         is_reply = isinstance(index, int) and index < len(calls) and calls[index].name == "json"
         (reply_paths if is_reply else other_paths).append(path[4:] if is_reply else path)
     return [*duplicate_key_issues(reply_paths), *duplicate_key_issues(other_paths)]
-
 
 
 def _mask_path(masker: Masker, path: str) -> str:
