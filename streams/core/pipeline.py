@@ -494,8 +494,9 @@ class Gate:
             if not wide:
                 issue = codes.NOT_JSON.issue("$", error=exc)
                 lone = lone_surrogate_issue(raw, exc)  # which reader is right: none
-                both = [issue] if lone is None else [issue, lone]
-                return self.dead_letter(raw, source, "not_json", both, fallback_id)
+                return self.dead_letter(
+                    raw, source, "not_json", [issue, *([lone] if lone else [])], fallback_id
+                )
         if wide:
             # valid JSON whose numbers no 64-bit value holds: kept as written, so the reply
             # or arguments that hold one are invalid there (and corrected), not the record
