@@ -155,3 +155,35 @@ def test_completion_scripts_know_every_command_and_option(shell: str, tmp_path: 
     if interpreter is not None:  # zsh is not on every machine; its script is still written
         syntax = subprocess.run([interpreter, "-n", str(path)], capture_output=True, check=False)
         assert syntax.returncode == 0, syntax.stderr.decode()
+
+
+def test_paths_in_a_config_file_are_read_beside_it_and_the_folder_is_named(
+    tmp_path: Path,
+) -> None:
+    """Run from elsewhere: the workspace is found beside the config file; a missing one is
+    said with the absolute folder searched, on stderr only, never in the record."""
+    from tests.support.samples import SALES_CSV, csv_chart_arguments, tool_call
+
+    conf = tmp_path / "conf"
+    (conf / "ws" / "ws-3" / "reports").mkdir(parents=True)
+    (conf / "ws" / "ws-3" / "reports" / "sales.csv").write_text(SALES_CSV)
+    (conf / "gate.toml").write_text('workspaces_root = "ws"\n')
+    chart = csv_chart_arguments()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    found = replygate(
+        "check", "--config", str(conf / "gate.toml"), "-", stdin=encode(tool_call(chart)),
+        cwd=elsewhere,
+    )  # fmt: skip
+    assert outputs(found)[0]["verdict"] == "accepted", found.stdout.decode()
+    missing = replygate(
+        "check", "--config", str(conf / "gate.toml"), "-",
+        stdin=encode(tool_call(chart, workspace="ws-4")), cwd=elsewhere,
+    )  # fmt: skip
+    (line,) = outputs(missing)
+    assert [e["code"] for e in line["errors"]] == ["workspace_unavailable"]
+    assert str(tmp_path) not in missing.stdout.decode()  # no host path in the ToolResult
+    assert missing.stderr.decode() == (
+        f"replygate check: note: workspaces were looked for in {(conf / 'ws').resolve()} "
+        "(workspaces_root, --workspaces; relative in a config file: beside it)\n"
+    )
