@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from schemas.audit import AuditRecord
 from streams.broker.topology import Topology
+from streams.policy.topic import require_topics
 from streams.settings import KafkaSettings
 
 CONNECT_SECONDS: Final = 15.0
@@ -86,6 +87,7 @@ async def read_audit(
         "isolation_level": "read_committed",
     }
     name = topology.audit.name
+    await require_topics(kafka, (topology.audit,))
     count = await _partitions(kafka, name)
     if not count:
         return

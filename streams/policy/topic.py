@@ -139,25 +139,31 @@ async def read_latest(kafka: KafkaSettings, topic: Topic) -> dict[str, bytes]:
         await consumer.stop()
 
 
-async def require_topics(kafka: KafkaSettings, topics: tuple[Topic, ...]) -> None:
-    """Refuse to go on when a topic is missing: a consumer's metadata request would have the
-    broker create it with its defaults (not compacted), where `replygate topics` creates it
-    as the topology says."""
+async def existing_topics(kafka: KafkaSettings) -> set[str]:
+    """The topics the broker has. Listing them all is the one metadata request that never has
+    a broker with `auto.create.topics.enable` create a topic it names (a consumer's, or a
+    describe of one missing topic, would)."""
     from aiokafka.admin import AIOKafkaAdminClient
 
     from streams.broker.options import aiokafka_options
-    from streams.broker.partitions import partition_counts
 
     admin = AIOKafkaAdminClient(**aiokafka_options(kafka))
     await asyncio.wait_for(admin.start(), CONNECT_SECONDS)
     try:
-        counts = await partition_counts(admin, [t.name for t in topics])
+        return set(await admin.list_topics())
     finally:
         await admin.close()
-    missing = [t.name for t in topics if t.name not in counts]
+
+
+async def require_topics(kafka: KafkaSettings, topics: tuple[Topic, ...]) -> None:
+    """Refuse to go on when a topic is missing, rather than have the broker create it with
+    its defaults (not compacted) where `replygate topics` creates it as the topology says."""
+    present = await existing_topics(kafka)
+    missing = [t.name for t in topics if t.name not in present]
     if missing:
         raise PolicyTopicError(
-            f"no topic {', '.join(missing)}: `replygate topics` creates the policy topics"
+            f"no topic {', '.join(missing)}: `replygate topics` creates the policy topics "
+            "and the audit topic"
         )
 
 
