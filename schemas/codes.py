@@ -545,8 +545,9 @@ SHARED_CODES: Final = table(
        "data row {row} (line {line}) has {fields} fields; the header has {header}"),
     CSV_UNKNOWN_COLUMN := _c(
        "csv_unknown_column", RICH, "`x_column` or a series `column` that is not a header.",
-       "blocks[0].csv.series[0].column", "'revenue' is not a header of the CSV",
-       "{column!r} is not a header of the CSV"),
+       "blocks[0].csv.series[0].column",
+       "'revenue' is not a header of the CSV (its headers: 'month;revenue;cost')",
+       "{column!r} is not a header of the CSV (its headers: {headers})"),
     CSV_BLANK_LABEL := _c(
        "csv_blank_label", RICH, "An x_column cell that is blank after trimming.",
        "blocks[0].csv.path", "data row 2 (line 3), column 1 ('month'): the label is blank",

@@ -36,7 +36,7 @@ import math
 import os
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -288,14 +288,22 @@ def _values(table: Table, col: int) -> list[Cell]:
 # --------------------------------------------------------------------------- one chart
 
 
+def header_list(header: Sequence[str], most: int = 20, chars: int = 60) -> str:
+    """The headers found, as `csv_unknown_column` lists them (bounded): a `;`-separated file
+    shows as one header holding every name."""
+    shown = ", ".join(repr(name[:chars]) for name in header[:most])
+    return shown + (f", ... ({len(header)} in all)" if len(header) > most else "")
+
+
 def _columns(table: Table, block: CsvChartBlock, base: str) -> tuple[int, list[int], list[Issue]]:
     """Header positions of x_column and every series column; exact, after header trimming."""
     issues: list[Issue] = []
+    found = header_list(table.header)
     x = table.column(block.csv.x_column)
     if x is None:
         issues.append(
             codes.CSV_UNKNOWN_COLUMN.issue(
-                child_path(base, "csv", "x_column"), column=block.csv.x_column
+                child_path(base, "csv", "x_column"), column=block.csv.x_column, headers=found
             )
         )
     cols: list[int] = []
@@ -304,7 +312,9 @@ def _columns(table: Table, block: CsvChartBlock, base: str) -> tuple[int, list[i
         if col is None:
             issues.append(
                 codes.CSV_UNKNOWN_COLUMN.issue(
-                    child_path(base, "csv", "series", j, "column"), column=series.column
+                    child_path(base, "csv", "series", j, "column"),
+                    column=series.column,
+                    headers=found,
                 )
             )
         else:

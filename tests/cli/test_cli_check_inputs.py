@@ -187,3 +187,17 @@ def test_paths_in_a_config_file_are_read_beside_it_and_the_folder_is_named(
         f"replygate check: note: workspaces were looked for in {(conf / 'ws').resolve()} "
         "(workspaces_root, --workspaces; relative in a config file: beside it)\n"
     )
+
+
+def test_an_unknown_column_lists_the_headers_found(tmp_path: Path) -> None:
+    """A `;`-separated file reads as one header: the message shows it."""
+    from tests.support.samples import csv_chart_arguments, tool_call
+
+    reports = tmp_path / "ws-3" / "reports"
+    reports.mkdir(parents=True)
+    (reports / "sales.csv").write_text("month;sales;cost\nJan;10;4.5\n")
+    done = replygate(
+        "check", "--workspaces", str(tmp_path), "-", stdin=encode(tool_call(csv_chart_arguments()))
+    )
+    messages = {e["message"] for e in outputs(done)[0]["errors"]}
+    assert "'month' is not a header of the CSV (its headers: 'month;sales;cost')" in messages
