@@ -142,3 +142,12 @@ def test_format_is_asserted_only_where_the_entry_turns_it_on(
     assert loose.validate(reply).issues == ()
     (issue,) = strict.validate(reply).issues
     assert (issue.path, issue.code) == ("to", "schema.format")
+
+
+def test_records_judged_in_the_010_key_form_are_counted_in_a_metric() -> None:
+    from streams.ops.metrics import Metrics
+    from streams.settings import Settings
+
+    metrics = Metrics.from_settings(Settings())
+    metrics.quoted_keys(2)
+    assert "replygate_quoted_keys_accepted_total 2.0" in metrics.exposition()
