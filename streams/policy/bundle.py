@@ -23,9 +23,18 @@ from typing import Annotated, Any, Final
 
 import orjson
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    TypeAdapter,
+    ValidationError,
+    create_model,
+)
 from pydantic.fields import FieldInfo
 
+from schemas.records import Platform
 from streams.core.contracts import ContractLoadError, read_schema
 from streams.errors import ConfigError
 from streams.settings import GateSettings, SchemaContractEntry, Settings, settings_problem
@@ -246,11 +255,32 @@ def _named_sections(kind: str, raw: Any, limit: int, reasons: list[str]) -> dict
     named: dict[str, Any] = {}
     for name, section in raw.items():
         text = str(name)
-        if not text or len(text) > MAX_SECTION_NAME or not text.isprintable():
-            reasons.append(f"{kind}: a section name is 1-{MAX_SECTION_NAME} printable characters")
+        if kind == "platform" and not _is_platform(text):
+            reasons.append(
+                f"platform.{text[:100]}: not a platform name (a-z, 0-9, '_' and '-', at most 64)"
+            )
+            continue
+        # A tenant is a header value as `streams.policy.apply.tenant_of` reads it.
+        if not 0 < len(text) <= MAX_SECTION_NAME or not text.isprintable() or text != text.strip():
+            reasons.append(
+                f"{kind}: a section name is 1-{MAX_SECTION_NAME} printable characters, "
+                "without spaces at its ends"
+            )
             continue
         named[f"{kind}.{text}"] = section
     return named
+
+
+_PLATFORM: Final = TypeAdapter(Platform)
+
+
+def _is_platform(name: str) -> bool:
+    """A name a record's `platform` can hold (the records' own rule)."""
+    try:
+        _PLATFORM.validate_python(name)
+    except ValidationError:
+        return False
+    return True
 
 
 def bundle_from_document(document: Any, source: str, folder: Path | None = None) -> Bundle:
@@ -341,7 +371,10 @@ def read_bundle(path: Path) -> Bundle:
     except (UnicodeDecodeError, ValueError, yaml.YAMLError, RecursionError) as exc:
         problem = " ".join(str(exc).split())[:300]
         raise PolicyError(source, [f"not valid {kind}: {problem}"]) from None
-    return bundle_from_document(document, source, path.resolve().parent)
+    read = bundle_from_document(document, source, path.resolve().parent)
+    # Judged as a worker will judge it: its canonical JSON read back, so a value JSON cannot
+    # hold as written (a YAML date, a TOML NaN in a schema) is checked as the worker sees it.
+    return bundle_from_record(read.canonical, source)
 
 
 def bundle_from_record(value: bytes, source: str = "the policy topic") -> Bundle:

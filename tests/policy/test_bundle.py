@@ -239,3 +239,24 @@ def test_the_tenant_header_setting_is_a_header_name() -> None:
     for bad in ("x tenant", "", "x\ntenant"):
         with pytest.raises(ValueError):
             Settings(policy_tenant_header=bad)
+
+
+def test_section_names_are_names_a_record_can_carry(tmp_path: Path) -> None:
+    said = problems(tmp_path, "[default]\n[platform.IM]\n")
+    assert "platform.IM: not a platform name" in said
+    said = problems(tmp_path, '[default]\n[tenant." acme"]\n')
+    assert "without spaces at its ends" in said
+
+
+def test_a_bundle_is_checked_as_the_worker_reads_it(tmp_path: Path) -> None:
+    """A YAML date inside a schema is text once the bundle is JSON: check sees the text."""
+    text = (
+        "default:\n  schema_contracts:\n    - name: acme.day.v1\n"
+        "      schema: {type: string, const: 2020-01-01}\n"
+    )
+    path = tmp_path / "p.yaml"
+    path.write_text(text, encoding="utf-8")
+    bundle = read_bundle(path)
+    entry = bundle.sections["default"]["schema_contracts"][0]
+    assert entry["schema"]["const"] == "2020-01-01"
+    assert bundle_from_record(bundle.canonical).sections == bundle.sections
