@@ -187,4 +187,4 @@ def kafka_acls_commands(
 
 
 if __name__ == "__main__":
-    raise SystemExit("docs/security.md's table is written by `python -m streams.broker.acl_docs` now")
+    raise SystemExit("the ACL table is written by `python -m streams.broker.acl_docs` now")
