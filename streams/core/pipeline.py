@@ -14,7 +14,7 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import InitVar, dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, TypeVar, overload
 
@@ -167,11 +167,15 @@ class Gate:
     contracts: dict[str, ReplyContract] = field(default_factory=dict)
     masker: Masker = field(init=False)
     _instruction_cache: dict[str, str] = field(init=False, default_factory=dict)
+    # A masker built already for these settings (a policy scope's, shared by its gates).
+    shared_masker: InitVar[Masker | None] = None
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, shared_masker: Masker | None) -> None:
         if not self.contracts:
             self.contracts = build_registry(self.settings)
-        self.masker = Masker.from_settings(self.settings)
+        if shared_masker is None:
+            shared_masker = Masker.from_settings(self.settings)
+        self.masker = shared_masker
 
     # ---- entry points -------------------------------------------------------------------
 

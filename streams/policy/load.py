@@ -278,8 +278,7 @@ class PolicyGates:
         for key, scope in policy.scopes.items():
             gate = built.get(id(scope))
             if gate is None:
-                gate = Gate(scope.settings, files, contracts=dict(scope.contracts))
-                gate.masker = scope.masker  # one masker per scope's leak keys, as loaded
+                gate = Gate(scope.settings, files, dict(scope.contracts), scope.masker)
                 built[id(scope)] = gate
             self._gates[key] = gate
 

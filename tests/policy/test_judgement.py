@@ -59,6 +59,8 @@ def test_each_tenant_is_judged_with_its_own_literals(tmp_path: Path) -> None:
     assert SECRET.encode() not in orjson.dumps(acme.line())
     assert SECRET.encode() in orjson.dumps(other.line())
     assert policy.gate("im", None) is policy.gate("web", "globex")
+    # each gate masks with its scope's masker, built once at load
+    assert policy.gate("im", "acme").masker is policy.policy.scope("im", "acme").masker
 
 
 def test_a_shadow_that_masks_one_more_literal_disagrees_on_masking_only(tmp_path: Path) -> None:
