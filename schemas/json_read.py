@@ -174,8 +174,8 @@ def parse_value(reply: ReplyInput, what: str = "value") -> tuple[Any, tuple[Issu
     what is wrong with its transport: the rules shared by every JSON contract.
 
     The value is None when there is none to validate; a value next to issues (keys given
-    twice: the value is orjson's reading) is still validated, so one correction names every
-    error."""
+    twice: the value is orjson's reading; one object with text around it) is still validated
+    and never delivered, so one correction names every error, the transport's first."""
     if reply.transport == "tool":
         wide = _wide_argument(reply.arguments)
         return (reply.arguments, ()) if wide is None else (None, (wide,))
@@ -187,12 +187,38 @@ def parse_value(reply: ReplyInput, what: str = "value") -> tuple[Any, tuple[Issu
     except orjson.JSONDecodeError as exc:
         if "depth limit" in str(exc):
             return None, (not_json("too_deep"),)
-        problem = lone_surrogate_issue(text, exc) or not_json("not_one", what=what, error=exc)
-        return None, (problem,)
+        lone = lone_surrogate_issue(text, exc)
+        if lone is not None:
+            return None, (lone,)
+        problem = not_json("not_one", what=what, error=exc)
+        located, issues = _located_object(text)
+        return located, (problem, *issues)
+    return _read_whole(text, value)
+
+
+def _read_whole(text: str, value: Any) -> tuple[Any, tuple[Issue, ...]]:
+    """A text orjson read: refused for a wide integer, else the keys it gives twice."""
     wide = wide_integer(text)
     if wide is not None:
         return None, (wide,)
     return value, tuple(duplicate_key_issues(duplicate_keys(text, value)))
+
+
+def _located_object(text: str) -> tuple[Any, tuple[Issue, ...]]:
+    """The one JSON object a text that is not one JSON value still holds whole (prose or a
+    Markdown fence around it: from its first `{` to its last `}`), or None. Never delivered:
+    it is validated only so that the one correction names its errors too, after `not_json`."""
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return None, ()
+    inner = text[start : end + 1]
+    try:
+        value = orjson.loads(inner)
+    except orjson.JSONDecodeError:
+        return None, ()
+    if not isinstance(value, dict):
+        return None, ()
+    return _read_whole(inner, value)
 
 
 def parse_object(reply: ReplyInput) -> tuple[dict[str, Any] | None, tuple[Issue, ...]]:

@@ -94,7 +94,7 @@ def _build(kind: str, inside_reply: bool, where: int, how: str, key: int, secret
     record = copy.deepcopy(RECORDS[kind]())
     output = record.get("output")
     text = output.get("text") if isinstance(output, dict) else None
-    if inside_reply and isinstance(text, str) and text.startswith("{"):
+    if inside_reply and isinstance(output, dict) and isinstance(text, str) and text[:1] == "{":
         reply = orjson.loads(text)
         _place(reply, where, how, key, secret)
         output["text"] = orjson.dumps(reply).decode()
