@@ -9,7 +9,7 @@ from typing import Final
 from streams.core.leak_rules.filters import reject_fake
 from streams.core.leak_rules.pieces import B62, URL, fake, reject_pair_secret
 from streams.core.leak_rules.rule import LeakRule
-from streams.core.leak_rules.shapes import R, keyed, token
+from streams.core.leak_rules.shapes import UUID, R, keyed, token
 
 __all__ = ["CONTEXT", "KEYED", "SPECIFIC", "TOKENS"]
 
@@ -75,6 +75,12 @@ TOKENS: Final[tuple[LeakRule, ...]] = (
     token("nvidia-api-key", "ai", ["nvapi-"], R("url", 64)),
     token("voyage-api-key", "ai", ["pa-"], R("url", 43)),
     token("anyscale-api-key", "ai", ["esecret_"], R("lower", 26)),
+    # --- Search, retrieval and agent tooling ---------------------------------------------------
+    token("tavily-api-key", "ai", ["tvly-", "tvly-dev-", "tvly-prod-"], R("b62", 32)),
+    token("jina-api-key", "ai", ["jina_"], R("b62", 60)),
+    token("firecrawl-api-key", "ai", ["fc-"], R("hex", 32)),
+    token("langsmith-legacy-api-key", "ai", ["ls__"], R("hex", 32)),
+    token("voiceflow-api-key", "ai", ["VF.DM.", "VF.WS.", "VF."], R("Hex", 24), ".", R("b62", 16)),
 )
 # fmt: on
 
@@ -89,6 +95,7 @@ KEYED: Final[tuple[LeakRule, ...]] = (
     keyed("assemblyai-api-key", "ai", ["assemblyai"], R("hex", 32), key="ASSEMBLYAI_API_KEY"),
     keyed("privateai-api-key", "ai", ["privateai", "private_ai", "private-ai"], R("lower", 32),
           key="PRIVATE_AI_KEY"),
+    keyed("exa-api-key", "ai", ["exa_api", "exa-api", "exaapi"], *UUID, key="EXA_API_KEY"),
 )
 # fmt: on
 

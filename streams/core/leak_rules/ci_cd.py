@@ -25,6 +25,7 @@ TOKENS: Final[tuple[LeakRule, ...]] = (
     token("octopus-deploy-api-key", "ci-cd", ["API-"], R("upper", 26)),
     token("prefect-api-token", "ci-cd", ["pnu_"], R("b62", 36)),
     token("readme-api-token", "ci-cd", ["rdme_"], R("lower", 70)),
+    token("dependency-track-api-key", "ci-cd", ["odt_"], R("b62", 32, 255)),
 )
 # fmt: on
 

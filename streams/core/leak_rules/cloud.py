@@ -7,7 +7,17 @@ from __future__ import annotations
 from typing import Final
 
 from streams.core.leak_rules.filters import reject_fake
-from streams.core.leak_rules.pieces import ASSIGN, B62, B64, HEX, URL, fake
+from streams.core.leak_rules.pieces import (
+    ASSIGN,
+    B62,
+    B64,
+    HEX,
+    UPPER,
+    URL,
+    fake,
+    reject_not_mixed_case,
+    reject_pair_half,
+)
 from streams.core.leak_rules.rule import LeakRule
 from streams.core.leak_rules.shapes import UUID_ANY_CASE, R, keyed, token
 
@@ -151,6 +161,95 @@ SPECIFIC: Final[tuple[LeakRule, ...]] = (
         ),
         shape="`IR@` + GUID + `@name@region@` + 44 base64",
     ),
+    # A key id written right beside its secret (`'AKIA...''<40>'`, `AKIA...:<40>`, a tuple or a
+    # CSV row): the secret half, which alone has no prefix. AWS (AKIA/ASIA + 16, then 40
+    # base64), Tencent (AKID + 32, then 32), Alibaba (LTAI + 12-20, then 30). The id half is
+    # its own rule's. https://docs.aws.amazon.com/IAM/latest/UserGuide/id_credentials_access-keys.html
+    LeakRule(
+        "access-key-pair-secret",
+        r"(?:AKIA|ASIA)[A-Z0-9]{16}(?:\\?[\"'`]){0,2}[ \t]{0,4}[,:;|/=\t ]?[ \t]{0,4}"
+        r"(?:\\?[\"'`]){0,2}(?P<secret>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)"
+        r"|AKID[A-Za-z0-9]{32}(?:\\?[\"'`]){0,2}[ \t]{0,4}[,:;|=\t ]?[ \t]{0,4}(?:\\?[\"'`]){0,2}"
+        r"(?P<secret2>[A-Za-z0-9]{32})(?:[^A-Za-z0-9]|$)"
+        r"|LTAI[A-Za-z0-9]{12,20}(?:\\?[\"'`]){0,2}[ \t]{0,4}[,:;|=\t ]?[ \t]{0,4}"
+        r"(?:\\?[\"'`]){0,2}(?P<secret3>[A-Za-z0-9]{30})(?:[^A-Za-z0-9]|$)",
+        r"AKIA|ASIA|AKID|LTAI",
+        reject_pair_half,
+        family="cloud",
+        context=True,
+        examples=(
+            f"aws = ('AKIA{fake(UPPER, 16, 'kp1')}''{fake(B64, 40, 'kp2')}')",
+            f"boto3.client('s3', 'AKIA{fake(UPPER, 16, 'kp3')}', '{fake(B64, 40, 'kp4')}')",
+            f"AKIA{fake(UPPER, 16, 'kp5')},{fake(B64, 40, 'kp6')},prod",
+            f'cred = Credential("AKID{fake(B62, 32, "kp7")}", "{fake(B62, 32, "kp8")}")',
+        ),
+        near_misses=(
+            f"AKIA{fake(UPPER, 16, 'kp9')} then git log shows {fake(HEX, 40, 'kpa')}",
+            f"AKIA{fake(UPPER, 16, 'kpb')}:EXAMPLEKEYEXAMPLEKEYEXAMPLEKEYEXAMPLEKEY",
+        ),
+        shape="key id (AKIA/AKID/LTAI...) + separator + its secret",
+    ),
+    # Azure DevOps personal access tokens since 2024: 84 characters with `AZDO` at 76-79.
+    # https://learn.microsoft.com/azure/devops/organizations/accounts/use-personal-access-tokens-to-authenticate
+    LeakRule(
+        "azure-devops-pat",
+        r"(?:^|[^A-Za-z0-9_-])(?P<secret>[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4})(?:[^A-Za-z0-9_-]|$)",
+        r"AZDO",
+        reject_fake,
+        family="cloud",
+        examples=(
+            f"AZURE_DEVOPS_EXT_PAT={fake(B62, 76, 'ad1')}AZDO{fake(B62, 4, 'ad2')}",
+            f"git clone https://pat:{fake(B62, 76, 'ad3')}AZDO{fake(B62, 4, 'ad4')}"
+            "@dev.azure.com/org/proj/_git/repo",
+        ),
+        near_misses=(
+            "New Azure DevOps PATs carry AZDO near their end.",
+            f"{fake(B62, 70, 'ad5')}AZDO{fake(B62, 4, 'ad6')}",
+        ),
+        shape="76 b62 + `AZDO` + 4 b62",
+    ),
+    # HashiCorp Vault unseal and recovery keys as `vault operator init` prints them, or given
+    # to `vault operator unseal`: base64 Shamir shares.
+    # https://developer.hashicorp.com/vault/docs/commands/operator/init
+    LeakRule(
+        "vault-unseal-key",
+        r"(?i:unseal key|recovery key)[ \t]{1,4}[0-9]{1,2}[ \t]{0,4}:[ \t]{0,4}"
+        r"(?P<secret>[A-Za-z0-9+/]{40,88}={0,2})(?:[^A-Za-z0-9+/=]|$)"
+        r"|operator[ \t]+unseal[ \t]+(?:-[A-Za-z-]{1,20}(?:=[^\s]{0,64})?[ \t]+){0,3}"
+        r"(?P<secret2>[A-Za-z0-9+/]{40,88}={0,2})(?:[^A-Za-z0-9+/=]|$)",
+        r"(?i:unseal key|recovery key)|operator[ \t]+unseal",
+        reject_fake,
+        family="cloud",
+        examples=(
+            f"Unseal Key 1: {fake(B64, 44, 'vu1')}\nUnseal Key 2: {fake(B64, 44, 'vu2')}",
+            f"vault operator unseal {fake(B64, 44, 'vu3')}",
+        ),
+        near_misses=(
+            "Unseal Key 1: <redacted>",
+            "vault operator unseal -migrate",
+        ),
+        shape="`Unseal Key N: ` + base64",
+    ),
+    # TrueNAS API keys: `<id>-` + 64 base62 (the WebSocket `auth.login_with_api_key` params,
+    # the REST `Authorization: Bearer`). https://www.truenas.com/docs/api/
+    LeakRule(
+        "truenas-api-key",
+        r"(?:^|[^A-Za-z0-9_.-])(?P<secret>[0-9]{1,6}-[A-Za-z0-9]{64})(?:[^A-Za-z0-9_-]|$)",
+        r"[0-9]-[A-Za-z0-9][A-Za-z0-9][A-Za-z0-9][A-Za-z0-9][A-Za-z0-9][A-Za-z0-9][A-Za-z0-9]"
+        r"[A-Za-z0-9][A-Za-z0-9][A-Za-z0-9][A-Za-z0-9][A-Za-z0-9]",
+        reject_not_mixed_case,
+        family="cloud",
+        examples=(
+            f'{{"msg": "method", "method": "auth.login_with_api_key", "params": ["1-'
+            f'{fake(B62, 64, "tn1")}"]}}',
+            f"TRUENAS_API_KEY=3-{fake(B62, 64, 'tn2')}",
+        ),
+        near_misses=(
+            f"sha256 1-{fake(HEX, 64, 'tn3')}",
+            "Keys look like 1-<64 characters>.",
+        ),
+        shape="digits + `-` + 64 b62",
+    ),
 )
 
 # Prefixed tokens: the vendor's documented prefix, then runs of one alphabet.
@@ -181,6 +280,12 @@ TOKENS: Final[tuple[LeakRule, ...]] = (
     token("yandex-iam-token", "cloud", ["t1."], R("url", 20, 40), ".", R("url", 86)),
     token("tencent-secret-id", "cloud", ["AKID"], R("b62", 32)),
     token("scaleway-access-key", "cloud", ["SCW"], R("upper", 17)),
+    token("aws-session-token", "cloud", ["IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdzE"], R("b64", 100, 2000),
+          tail="={0,2}"),
+    token("google-oauth-refresh-token", "cloud", ["1//0"], R("url", 40, 512)),
+    token("tailscale-key", "cloud", ["tskey-api-", "tskey-auth-", "tskey-client-",
+          "tskey-webhook-", "tskey-scim-"], R("b62", 8, 24), "-", R("b62", 20, 64)),
+    token("zuplo-api-key", "cloud", ["zpka_"], R("hex", 32), "_", R("hex", 8)),
 )
 # fmt: on
 
@@ -202,6 +307,9 @@ KEYED: Final[tuple[LeakRule, ...]] = (
     keyed("meraki-api-key", "cloud", ["meraki"], R("hex", 40), key="MERAKI_DASHBOARD_API_KEY"),
     keyed("yandex-aws-access-token", "cloud", ["yandex"], "YC", R("url", 38),
           key="YANDEX_ACCESS_KEY"),
+    # Vault service tokens before 1.10: `s.` + 24, read beside the name (`VAULT_TOKEN`,
+    # `X-Vault-Token`); newer ones carry `hvs.` and are tokens of their own.
+    keyed("vault-legacy-token", "cloud", ["vault"], "s.", R("b62", 24), key="VAULT_TOKEN"),
 )
 # fmt: on
 

@@ -8,7 +8,7 @@ import string
 from typing import Final
 
 from streams.core.leak_rules.filters import reject_fake
-from streams.core.leak_rules.pieces import HEX, UPPER, URL, fake
+from streams.core.leak_rules.pieces import B62, HEX, UPPER, URL, fake
 from streams.core.leak_rules.rule import LeakRule
 from streams.core.leak_rules.shapes import UUID, R, keyed, token
 
@@ -73,6 +73,25 @@ SPECIFIC: Final[tuple[LeakRule, ...]] = (
         ),
         shape="15-16 digits + `|` + 27-40 base64url",
     ),
+    # Doppler service tokens scoped to a config: `dp.st.<config>.` + 40-44 base62.
+    # https://docs.doppler.com/reference/auth-token-formats
+    LeakRule(
+        "doppler-scoped-token",
+        r"(?:^|[^A-Za-z0-9_.-])(?P<secret>dp\.st\.[a-z0-9_-]{2,35}\.[A-Za-z0-9]{40,44})"
+        r"(?:[^A-Za-z0-9_-]|$)",
+        r"dp\.st\.",
+        reject_fake,
+        family="identity",
+        examples=(
+            f"DOPPLER_TOKEN=dp.st.prd.{fake(B62, 40, 'dps1')}",
+            f"doppler run --token dp.st.dev_eu.{fake(B62, 44, 'dps2')} -- npm start",
+        ),
+        near_misses=(
+            "Service tokens look like dp.st.<config>.<token>.",
+            f"dp.st.prd.{fake(B62, 30, 'dps3')}",
+        ),
+        shape="`dp.st.<config>.` + 40-44 b62",
+    ),
 )
 
 # Prefixed tokens: the vendor's documented prefix, then runs of one alphabet.
@@ -92,6 +111,8 @@ TOKENS: Final[tuple[LeakRule, ...]] = (
     token("stytch-secret", "identity", ["secret-live-", "secret-test-"], R("url", 36, 44)),
     token("bitwarden-access-token", "identity", ["0."], *UUID, ".", R("b62", 30), ":",
           R("b64", 24)),
+    token("onfido-api-token", "identity", ["api_live.", "api_sandbox.", "api_live_us.",
+          "api_live_ca."], R("url", 11), ".", R("url", 32)),
 )
 # fmt: on
 

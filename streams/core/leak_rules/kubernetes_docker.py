@@ -8,8 +8,8 @@ import base64
 import re
 from typing import Final
 
-from streams.core.leak_rules.filters import is_placeholder
-from streams.core.leak_rules.pieces import B62, b64, fake, reject_pair_secret
+from streams.core.leak_rules.filters import is_placeholder, looks_fake
+from streams.core.leak_rules.pieces import B62, HEX, LOWER, b64, fake, reject_pair_secret
 from streams.core.leak_rules.rule import LeakRule
 
 __all__ = ["CONTEXT", "KEYED", "SPECIFIC", "TOKENS"]
@@ -66,6 +66,18 @@ def _reject_kubernetes(secret: str, before: str, after: str) -> bool:
 
 
 # Formats that are more than a prefix and runs: listed first, they name a span they share.
+def reject_bootstrap_token(secret: str, _before: str, _after: str) -> bool:
+    """The documented example token (`abcdef.0123456789abcdef`) and stand-ins are no token."""
+    token_id, _, token_secret = secret.partition(".")
+    return (
+        is_placeholder(secret)
+        or looks_fake(token_secret)
+        or token_id == "abcdef"
+        or "0123456789" in token_secret
+        or not any(c.isdigit() for c in secret)
+    )
+
+
 SPECIFIC: Final[tuple[LeakRule, ...]] = (
     # Kubernetes Secret manifests: the values under `data:` (base64) and `stringData:` (plain)
     # of a `kind: Secret`; the keys and the rest of the manifest stay readable.
@@ -144,6 +156,27 @@ SPECIFIC: Final[tuple[LeakRule, ...]] = (
             "docker run -p 8080:80 nginx && docker login ghcr.io",
         ),
         shape="`docker login ... -p` / `--password` + password",
+    ),
+    # Kubernetes bootstrap tokens (`kubeadm join --token <6>.<16>`): whoever has one joins a
+    # node to the cluster. The docs' `abcdef.0123456789abcdef` stays.
+    # https://kubernetes.io/docs/reference/access-authn-authz/bootstrap-tokens/
+    LeakRule(
+        "kubernetes-bootstrap-token",
+        r"(?i:token)[\"']?[ \t]{0,4}[:= ][ \t]{0,4}[\"']?(?P<secret>[a-z0-9]{6}\.[a-z0-9]{16})"
+        r"(?:[^A-Za-z0-9_.-]|$)",
+        r"(?i:token)[\"']?[ \t]*[:= ]",
+        reject_bootstrap_token,
+        family="kubernetes-docker",
+        examples=(
+            f"kubeadm join 10.0.0.10:6443 --token {fake(LOWER, 6, 'kb1')}.{fake(LOWER, 16, 'kb2')}"
+            " --discovery-token-ca-cert-hash sha256:" + fake(HEX, 64, "kb3"),
+            f'token: "{fake(LOWER, 6, "kb4")}.{fake(LOWER, 16, "kb5")}"',
+        ),
+        near_misses=(
+            "kubeadm join 10.0.0.10:6443 --token abcdef.0123456789abcdef",
+            "token: example.com.internal",
+        ),
+        shape="`--token ` + 6 + `.` + 16 (lower)",
     ),
 )
 

@@ -43,6 +43,24 @@ SPECIFIC: Final[tuple[LeakRule, ...]] = (
         near_misses=("Org tokens (sntrys_) replaced the old auth tokens.", "sntryu_abc"),
         shape="`sntrys_` + base64, `sntryu_` + 64 hex",
     ),
+    # New Relic ingest license keys: 40 characters ending `NRAL` (a region prefix such as
+    # `eu01xx` may take the first six). https://docs.newrelic.com/docs/apis/intro-apis/new-relic-api-keys/
+    LeakRule(
+        "new-relic-license-key",
+        r"(?:^|[^A-Za-z0-9_-])(?P<secret>[A-Za-z0-9]{6}[a-fA-F0-9]{30}NRAL)(?:[^A-Za-z0-9_-]|$)",
+        r"NRAL",
+        reject_fake,
+        family="observability",
+        examples=(
+            f"license_key: {fake(HEX, 36, 'nl1')}NRAL",
+            f"NEW_RELIC_LICENSE_KEY=eu01xx{fake(HEX, 30, 'nl2')}NRAL",
+        ),
+        near_misses=(
+            "License keys end in NRAL.",
+            f"{fake(HEX, 30, 'nl3')}NRAL",
+        ),
+        shape="36 (hex) + `NRAL`",
+    ),
 )
 
 # Prefixed tokens: the vendor's documented prefix, then runs of one alphabet.
@@ -63,6 +81,11 @@ TOKENS: Final[tuple[LeakRule, ...]] = (
     token("axiom-token", "observability", ["xaat-", "xapt-"], *UUID),
     token("posthog-personal-key", "observability", ["phx_"], R("b62", 43, 47)),
     token("launchdarkly-key", "observability", ["api-", "sdk-"], *UUID),
+    token("new-relic-admin-key", "observability", ["NRAA-"], R("hex", 27)),
+    token("new-relic-query-key", "observability", ["NRIQ-"], R("url", 32)),
+    token("new-relic-rest-key", "observability", ["NRRA-"], R("hex", 42)),
+    token("fullstory-api-key", "observability", ["na1.", "eu1."], R("b64", 100), tail="={0,2}"),
+    token("nightfall-api-key", "observability", ["NF-"], R("b62", 32)),
 )
 # fmt: on
 
@@ -86,6 +109,8 @@ KEYED: Final[tuple[LeakRule, ...]] = (
           key="PAGERDUTY_TOKEN"),
     keyed("launchdarkly-access-token", "observability", ["launchdarkly"], R("url", 40),
           key="LAUNCHDARKLY_ACCESS_TOKEN"),
+    keyed("honeycomb-api-key", "observability", ["honeycomb"], R("b62", 22, 32),
+          key="HONEYCOMB_API_KEY"),
 )
 # fmt: on
 

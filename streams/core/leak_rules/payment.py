@@ -54,6 +54,8 @@ TOKENS: Final[tuple[LeakRule, ...]] = (
     token("checkout-secret-key", "payment", ["sk_sbox_"], R("lower", 26, 28)),
     token("adyen-api-key", "payment", ["AQE"], R("url", 60, 90)),
     token("gocardless-api-token", "payment", ["live_", "sandbox_"], R("url", 40)),
+    token("pagarme-api-key", "payment", ["ak_live_", "ak_test_"], R("b62", 30)),
+    token("flexport-api-key", "payment", ["shltm_"], R("url", 40)),
 )
 # fmt: on
 

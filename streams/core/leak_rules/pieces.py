@@ -81,3 +81,47 @@ _WORD_PASSWORDS: Final = frozenset(
     {"pass", "password", "passwd", "pwd", "secret", "token", "changeme", "changeit", "test"}
     | {"apikey", "api-key", "api_key", "mypassword"}
 )
+
+
+LOWER = string.ascii_lowercase + string.digits
+
+
+def reject_not_random_id(secret: str, _before: str, _after: str) -> bool:
+    """An issued id in a URL path mixes letters and digits; a word or a stand-in does not
+    (`/hooks/incomingwebhooksetup`, `/api/v1/<token>/`, `xxxx...`)."""
+    return (
+        is_placeholder(secret)
+        or looks_fake(secret)
+        or not any(c.isdigit() for c in secret)
+        or not any(c.isalpha() for c in secret)
+    )
+
+
+def fake_uuid(seed: str) -> str:
+    """A synthetic random UUID (lower-case hex) for an example."""
+    h = fake(HEX, 32, seed)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def reject_not_mixed_case(secret: str, _before: str, _after: str) -> bool:
+    """Issued base62 mixes both cases and digits; hex digests and words do not."""
+    body = secret.rsplit("-", 1)[-1]
+    return (
+        is_placeholder(secret)
+        or looks_fake(body)
+        or not any(c.isupper() for c in body)
+        or not any(c.islower() for c in body)
+        or not any(c.isdigit() for c in body)
+    )
+
+
+def reject_pair_half(secret: str, _before: str, _after: str) -> bool:
+    """The secret half of a key pair: random, not a stand-in, not a hex digest (a commit
+    SHA after a key id is no secret)."""
+    lowered = secret.lower()
+    return (
+        is_placeholder(secret)
+        or looks_fake(secret)
+        or (all(c in "0123456789abcdef" for c in lowered) and secret == lowered)
+        or sum(1 for test in (str.isupper, str.islower, str.isdigit) if any(map(test, secret))) < 2
+    )

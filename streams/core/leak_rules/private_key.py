@@ -9,7 +9,7 @@ import random
 import re
 from typing import Final
 
-from streams.core.leak_rules.filters import STAND_IN
+from streams.core.leak_rules.filters import STAND_IN, reject_fake
 from streams.core.leak_rules.pieces import B64, HEX, b64, fake
 from streams.core.leak_rules.rule import LeakRule
 from streams.core.leak_rules.shapes import R, token
@@ -227,6 +227,26 @@ SPECIFIC: Final[tuple[LeakRule, ...]] = (
             "the key begins " + _der_key("dk6", b"\x02\x01\x00\x02\x81\x81\x00", 604)[:40] + "...",
         ),
         shape="base64 of a DER `SEQUENCE { version, ... }` private key",
+    ),
+    # WireGuard interface private keys and peer preshared keys (32 bytes in base64) in a
+    # wg-quick config; the `PublicKey` lines stay. https://www.wireguard.com/quickstart/
+    LeakRule(
+        "wireguard-key",
+        r"(?i:privatekey|presharedkey)[ \t]{0,4}=[ \t]{0,4}"
+        r"(?P<secret>[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=)(?:[^A-Za-z0-9+/=]|$)",
+        r"(?i:privatekey|presharedkey)[ \t]*=",
+        reject_fake,
+        family="private-key",
+        examples=(
+            f"[Interface]\nAddress = 10.8.0.2/24\nPrivateKey = {fake(B64, 42, 'wg1')}A=",
+            f"[Peer]\nPublicKey = {fake(B64, 42, 'wg2')}E=\n"
+            f"PresharedKey = {fake(B64, 42, 'wg3')}Q=",
+        ),
+        near_misses=(
+            "PrivateKey = <contents of privatekey>",
+            f"PublicKey = {fake(B64, 42, 'wg4')}E=",
+        ),
+        shape="`PrivateKey = ` + 44 base64",
     ),
 )
 

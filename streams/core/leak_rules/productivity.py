@@ -54,6 +54,17 @@ TOKENS: Final[tuple[LeakRule, ...]] = (
           R("url", 22)),
     token("frameio-api-token", "productivity", ["fio-u-"], R("url", 64)),
     token("chieftools-token", "productivity", ["ctp_", "cto_", "ctr_"], R("b62", 30, 248)),
+    token("linear-oauth-token", "productivity", ["lin_oauth_"], R("hex", 64)),
+    token("notion-integration-secret", "productivity", ["secret_"], R("b62", 43)),
+    token("zoho-access-token", "productivity", ["1000."], R("hex", 32), ".", R("hex", 32)),
+    token("ionic-api-token", "productivity", ["ion_"], R("b62", 42)),
+    token("segment-api-token", "productivity", ["sgp_"], R("b62", 64)),
+    token("postman-collection-key", "productivity", ["PMAT-"], R("upper", 26)),
+    token("fleetbase-api-key", "productivity", ["flb_live_", "flb_test_"], R("b62", 20)),
+    # Salesforce session ids (`00D` + org id + `!` + opaque) and refresh tokens (`5Aep861`).
+    token("salesforce-access-token", "productivity", ["00D"], R("b62", 12, 15), "!",
+          R("sfdc", 80, 200)),
+    token("salesforce-refresh-token", "productivity", ["5Aep861"], R("sfdc", 70, 200)),
 )
 # fmt: on
 

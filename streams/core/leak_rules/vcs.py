@@ -52,6 +52,7 @@ TOKENS: Final[tuple[LeakRule, ...]] = (
     token("sourcegraph-token", "vcs", ["sgp_"], R("Hex", 16), "_", R("Hex", 40)),
     token("sourcegraph-local-token", "vcs", ["sgp_local_", "sgp_"], R("Hex", 40)),
     token("bitbucket-access-token", "vcs", ["ATCTT3"], R("url", 180, 250)),
+    token("sourcegraph-cody-token", "vcs", ["slk_"], R("hex", 64)),
 )
 # fmt: on
 
