@@ -98,6 +98,7 @@ EXPECTED = {
         "replygate_correction_deadline_expired_total",
     ),
     "replygate_replayed_records": ("counter", "replygate_replayed_records_total"),
+    "replygate_quoted_keys_accepted": ("counter", "replygate_quoted_keys_accepted_total"),
     "replygate_expired_turns": ("counter", "replygate_expired_turns_total"),
     "replygate_processing_seconds": ("histogram", "replygate_processing_seconds_bucket"),
     "replygate_batch_records": ("histogram", "replygate_batch_records_bucket"),
