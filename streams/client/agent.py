@@ -181,8 +181,9 @@ class AgentClient:
         """Enqueue one record, keyed as replygate requires; returns its acknowledgement to
         await, so that many records can be in flight at once."""
         headers = list(trace_headers(traceparent, tracestate)) or None
+        data = record_bytes(record)  # refused here, before the producer is touched
         future: Awaitable[RecordMetadata] = await self.producer.send(
-            self.topic_of(record), record_bytes(record), key=record_key(record), headers=headers
+            self.topic_of(record), data, key=record_key(record), headers=headers
         )
         return future
 
