@@ -52,7 +52,7 @@ class DeadlineScan:
             return
         if self.judging_off_loop() and not self.index.fresh:
             return
-        pending = self.index.refresh().pending
+        pending = self.index.refresh(step=not self.judging_off_loop()).pending
         topic = self.topic
         owned = {tp.partition for tp in app.assignor.assigned_actives() if tp.topic == topic}
         now, clock = datetime.now(UTC), time.monotonic()

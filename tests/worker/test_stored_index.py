@@ -8,8 +8,11 @@ from collections.abc import Iterator, Set
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
+import pytest
+
 from streams.core.decision import PendingTurn, iso
 from streams.core.state import TurnIndex, TurnState, settled
+from streams.worker import store as store_module
 from streams.worker.store import StoredIndex, TurnStore
 
 AT = datetime(2026, 12, 1, tzinfo=UTC)
@@ -62,3 +65,21 @@ def test_without_a_known_assignment_everything_stored_is_read() -> None:
     index = StoredIndex(TurnIndex(timedelta(days=7)), store)
     index.stale()
     assert set(index.refresh().pending) == {b"p-3"} and store.read == [None]
+
+
+def test_a_new_partition_is_read_behind_the_batches_and_read_again_if_interrupted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(store_module, "LOAD_STEP", 2)
+    store = CountingStore()
+    for i in range(5):
+        store.put(1, f"p-{i}".encode(), _pending(f"p-{i}", 1))
+    index = StoredIndex(TurnIndex(timedelta(days=7)), store)
+    index.stale({1})
+    assert len(index.refresh().pending) == 2 and index.loading == {1}
+    index.stale({0, 1})  # a rebalance mid-load: partition 1 is read again from its start
+    assert len(index.refresh().pending) == 2 and index.loading == {0, 1}
+    index.refresh()
+    index.refresh()
+    assert len(index.refresh().pending) == 5 and index.loading == set()
+    assert store.read == [{1}, {0, 1}]
