@@ -23,11 +23,11 @@ COMMAND = Command(
         "  kafka_bootstrap_servers, kafka_security.*; topic_prefix, topics.*; platforms;\n"
         "  partitions, replication_factor (docs/settings.md).",
         "  0  every topic exists\n  1  the broker refused or could not be reached\n"
-        "  2  a bad setting, or the worker extra is not installed",
+        "  2  a bad setting, or the endpoint extra is not installed",
         "REPLYGATE_KAFKA_BOOTSTRAP_SERVERS=kafka:9092 replygate topics",
     ),
     arguments=add_config,
     run=run,
-    extra="worker",
+    extra="endpoint",  # a Kafka admin client is all it needs
     needs=("aiokafka",),
 )

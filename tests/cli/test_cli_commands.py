@@ -245,7 +245,7 @@ def test_check_and_schema_need_no_extra() -> None:
 
 @pytest.mark.parametrize(
     ("command", "extra"),
-    [(["worker"], "worker"), (["topics"], "worker"), (["deliveries", "im"], "endpoint")],
+    [(["worker"], "worker"), (["topics"], "endpoint"), (["deliveries", "im"], "endpoint")],
 )
 def test_a_command_without_its_extra_names_it(command: list[str], extra: str) -> None:
     done = without_extras(*command)
