@@ -115,7 +115,7 @@ def test_schema_runs_on_the_core_distribution(core_venv: Path, tmp_path: Path) -
 
 @pytest.mark.parametrize(
     ("command", "extra"),
-    [(["worker"], "worker"), (["topics"], "worker"), (["deliveries", "im"], "endpoint")],
+    [(["worker"], "worker"), (["topics"], "endpoint"), (["deliveries", "im"], "endpoint")],
 )
 def test_a_command_that_needs_an_extra_names_it_in_one_line(
     core_venv: Path, tmp_path: Path, command: list[str], extra: str
@@ -124,7 +124,7 @@ def test_a_command_that_needs_an_extra_names_it_in_one_line(
     assert done.returncode == 2
     assert done.stderr == (
         f"replygate {command[0]}: error: this command needs the {extra} extra: "
-        f"pip install 'replygate[{extra}]'\n"
+        f"pip install '.[{extra}]' in a replygate checkout (no package index serves it)\n"
     )
     assert list(tmp_path.iterdir()) == []  # no state file, nothing created
 

@@ -15,7 +15,8 @@ from typing import Any, Final
 import orjson
 import pytest
 
-from schemas.codes import DEAD_LETTER_REASONS, catalogue, code, table
+from schemas.catalogue import catalogue
+from schemas.codes import DEAD_LETTER_REASONS, code, table
 from schemas.contract import ContractBase, ContractResult, ReplyInput, correction_instructions
 from schemas.delivered import check_delivery
 from schemas.records import Context, CorrectionRequest, Delivery
