@@ -42,7 +42,7 @@ def run(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     settings = load_settings(args.config)
     if args.action == "check":
         bundle = read_bundle(args.file)
-        load_policy(bundle, settings.group(GateSettings))
+        load_policy(bundle, settings.group(GateSettings), str(args.file))
         stdout.write(f"{bundle.version}\n".encode())
         return 0
     from streams.cli.command import installed

@@ -229,19 +229,21 @@ def _hint(name: str, registry: Mapping[str, Any]) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
-def load_policy(bundle: Bundle, base: GateSettings) -> Policy:
+def load_policy(bundle: Bundle, base: GateSettings, source: str | None = None) -> Policy:
     """The bundle as the gate uses it, on top of the worker's non-policy settings (topic names,
-    `extra_contracts`, state horizons). Raises PolicyError with every reason found: a bundle
-    is used whole or not at all."""
+    `extra_contracts`, state horizons). Raises PolicyError with every reason found, naming
+    `source` (the bundle's file; its version by default): a bundle is used whole or not at
+    all."""
+    source = bundle.version if source is None else source
     reasons: list[str] = []
     values = _base_values(base)
     _check_sections(bundle, values, reasons)
     if reasons:
-        raise PolicyError(bundle.version, reasons)
+        raise PolicyError(source, reasons)
     try:
         builder = _Builder(bundle, base, reasons)
     except ContractLoadError as exc:  # the worker's own extra_contracts
-        raise PolicyError(bundle.version, [str(exc)]) from None
+        raise PolicyError(source, [str(exc)]) from None
     scopes: dict[tuple[str | None, str | None], Scope] = {}
     for platform in (ANY, *bundle.platforms):
         for tenant in (ANY, *bundle.tenants):
@@ -249,7 +251,7 @@ def load_policy(bundle: Bundle, base: GateSettings) -> Policy:
             if scope is not None:
                 scopes[(platform, tenant)] = scope
     if reasons:
-        raise PolicyError(bundle.version, sorted(set(reasons), key=reasons.index))
+        raise PolicyError(source, sorted(set(reasons), key=reasons.index))
     return Policy(bundle.version, bundle, scopes)
 
 

@@ -272,7 +272,7 @@ async def perform(
     if action == "publish":
         assert file is not None
         bundle = read_bundle(file)
-        load_policy(bundle, settings.group(GateSettings))
+        load_policy(bundle, settings.group(GateSettings), str(file))
     await require_topics(settings, (topology.policy, topology.policy_status))
     latest = await read_latest(settings, topology.policy)
     records: list[tuple[str, bytes | None]]

@@ -260,3 +260,22 @@ def test_a_bundle_is_checked_as_the_worker_reads_it(tmp_path: Path) -> None:
     entry = bundle.sections["default"]["schema_contracts"][0]
     assert entry["schema"]["const"] == "2020-01-01"
     assert bundle_from_record(bundle.canonical).sections == bundle.sections
+
+
+def test_a_load_problem_names_the_file(tmp_path: Path) -> None:
+    bad = write(tmp_path, "rules.toml", '[default]\nleak_rules_disabled = ["nope-rule"]\n')
+    done = policy_cli("check", str(bad), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.decode().startswith(f"replygate policy: error: {bad}: 1 problem: ")
+
+
+def test_the_example_of_docs_policy_md_loads(tmp_path: Path) -> None:
+    text = (REPO / "docs" / "policy.md").read_text(encoding="utf-8")
+    example = text.split("```toml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "contracts").mkdir()
+    (tmp_path / "contracts" / "ticket.schema.json").write_bytes(orjson.dumps(SCHEMA))
+    path = tmp_path / "policy.toml"
+    path.write_text(example, encoding="utf-8")
+    policy = load_policy(read_bundle(path), GateSettings())
+    assert sorted(policy.scope("im", "acme").contracts) == ["acme.ticket.v1", "im.segments.v1"]
+    assert policy.scope("im", "acme").correction.enabled is False
