@@ -54,12 +54,13 @@ def run(n: int = N_RECORDS, rounds: int = ROUNDS) -> None:
         active = _gates(folder, "active", ACTIVE, files).gate(None, None)
         shadow = _gates(folder, "shadow", SHADOW, files).gate(None, None)
         now = datetime.now(UTC)
+        replies = GateSettings().topic("replies_raw")
         alone: list[float] = []
         both: list[float] = []
         differ = 0
         for r in range(rounds):
             records = [rec for rec in Workload(300 + r).records(n) if rec.topic == "replies_raw"]
-            sources = [Source("replies.raw", 0, i) for i in range(len(records))]
+            sources = [Source(replies, 0, i) for i in range(len(records))]
             started = time.process_time()
             for rec, source in zip(records, sources, strict=True):
                 active.decide_reply(rec.value, source, now)
