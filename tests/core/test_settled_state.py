@@ -10,6 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from streams.core.pipeline import Source
 from streams.core.state import TurnIndex, TurnState, settled, tool_key
 from tests.core.test_batch import CLOCK_SKEW, HORIZON, T0, Harness, kinds
 from tests.support.samples import raw_reply, tool_call
@@ -107,3 +108,15 @@ def test_a_settled_value_round_trips() -> None:
     state = settled(TurnState("finished", "replies:0:3", "2026-11-30T12:00:05.123Z", outcome="x"))
     assert TurnState.decode(state.encode()) == state
     assert state.encode() == b'{"f":"x","t":1796040005123}'
+
+
+def test_a_turn_ended_by_its_deadline_settles_too(h: Harness) -> None:
+    h.run([(h.source("replies_raw", 1), raw_reply(output={"text": PROSE}))])
+    late = T0 + timedelta(seconds=40)
+    event = (Source(h.settings.deadline_topic(), 0, 7, late), orjson.dumps({"turn_id": "t-42"}))
+    noticed = h.run([event], wall=late)
+    assert [d.output.kind for d in noticed.outputs if d.output] == ["failure_notice"]
+    h.committed = 8  # the group has committed past the deadline event (offset 7)
+    h.run([(h.source("replies_raw", 9, late), raw_reply(turn_id="t-9"))])
+    state = h.state()
+    assert state is not None and state.is_settled and state.outcome == "failure_notice"
