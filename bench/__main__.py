@@ -1,7 +1,8 @@
 """`make bench`: every benchmark in turn, then a summary of the RATIO lines and their targets.
 
 `python -m bench [name ...]` runs only the named ones (pipeline_vs_passthrough, check_vs_baseline,
-leaks_vs_detect_secrets, latency, recovery, state_memory, rebalance, rebalance_1m, broker_outage).
+leaks_vs_detect_secrets, latency, recovery, state_memory, rebalance, rebalance_1m, broker_outage,
+policy).
 The broker ones need a broker:
 KAFKA_BOOTSTRAP_SERVERS, or the local one on 127.0.0.1:$KAFKA_PORT (`make bench` starts it).
 """
@@ -18,6 +19,7 @@ from bench import (
     latency,
     leaks_vs_detect_secrets,
     pipeline_vs_passthrough,
+    policy,
     rebalance,
     recovery,
     state_memory,
@@ -44,6 +46,10 @@ TARGETS: dict[str, tuple[str, float]] = {
     "rebalance_pause_leave_1m_s": ("<=", 3.0),
     "rebalance_pause_crash_1m_s": ("<=", rebalance.session_timeout() + 2.0),
     "broker_resume_s": ("<=", 5.0),
+    # A shadow is one more judgement per record (docs/policy.md), plus comparing the two;
+    # a new version is applied within 5 s of its publication, and loading it is most of that.
+    "shadow_cost": ("<=", 2.1),
+    "policy_load_seconds": ("<=", 5.0),
 }
 ORDER = (
     "pipeline_vs_passthrough",
@@ -55,6 +61,7 @@ ORDER = (
     "rebalance",
     "rebalance_1m",
     "broker_outage",
+    "policy",
 )
 
 
@@ -90,6 +97,8 @@ def main(argv: list[str]) -> int:
             rebalance.run_horizon()
         elif name == "broker_outage":
             broker_outage.run()
+        elif name == "policy":
+            policy.run()
         else:
             latency.run(max_rate)
     say(f"\nsummary ({time.monotonic() - started:.0f} s, load average {os.getloadavg()[0]:.2f}):")

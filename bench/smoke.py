@@ -40,6 +40,7 @@ EXPECTED: Mapping[str, tuple[str, ...]] = {
         "rebalance_pause_crash_1m_s",
     ),
     "broker_outage": ("broker_resume_s",),
+    "policy": ("shadow_cost", "policy_load_seconds"),
 }
 
 # Tiny sizes: a round each, a few hundred records, short windows and horizons.
@@ -48,6 +49,8 @@ SMOKE_ENV: Mapping[str, str] = {
     "BENCH_ROUNDS": "1",
     "BENCH_CHECK_RECORDS": "40",
     "BENCH_CHECK_ROUNDS": "1",
+    "BENCH_POLICY_RECORDS": "40",
+    "BENCH_POLICY_ROUNDS": "1",
     "BENCH_LEAK_BYTES": str(256 * 1024),
     "BENCH_LEAK_ROUNDS": "1",
     "BENCH_DS_SAMPLE_BYTES": str(16 * 1024),
