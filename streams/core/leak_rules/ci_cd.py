@@ -26,6 +26,7 @@ TOKENS: Final[tuple[LeakRule, ...]] = (
     token("prefect-api-token", "ci-cd", ["pnu_"], R("b62", 36)),
     token("readme-api-token", "ci-cd", ["rdme_"], R("lower", 70)),
     token("dependency-track-api-key", "ci-cd", ["odt_"], R("b62", 32, 255)),
+    token("endor-labs-api-key", "ci-cd", ["endr+"], R("url", 16)),
 )
 # fmt: on
 

@@ -50,12 +50,15 @@ SPECIFIC: Final[tuple[LeakRule, ...]] = (
     # https://learn.microsoft.com/azure/storage/common/storage-configure-connection-string
     LeakRule(
         "azure-storage-key",
-        r"(?i:AccountKey|SharedAccessKey)\s{0,4}=\s{0,4}(?P<secret>[A-Za-z0-9+/]{40,100}={0,2})",
-        r"(?i:AccountKey|SharedAccessKey)\s*=",
+        # `AccessKey=` also: Azure SignalR and Web PubSub connection strings.
+        r"(?i:AccountKey|AccessKey)\s{0,4}=\s{0,4}(?P<secret>[A-Za-z0-9+/]{40,100}={0,2})",
+        r"(?i:AccountKey|AccessKey)\s*=",
         family="cloud",
         context=True,
         examples=(
             f"DefaultEndpointsProtocol=https;AccountName=rg;AccountKey={fake(B64, 86, 'az1')}==",
+            f"Endpoint=https://chat.service.signalr.net;AccessKey={fake(B64, 43, 'az4')}=;"
+            "Version=1.0;",
             f"Endpoint=sb://rg.servicebus.windows.net/;SharedAccessKey={fake(B64, 43, 'az2')}=",
         ),
         near_misses=(
@@ -250,6 +253,28 @@ SPECIFIC: Final[tuple[LeakRule, ...]] = (
         ),
         shape="digits + `-` + 64 b62",
     ),
+    # Azure App Configuration connection strings: Endpoint=https://<store>.azconfig.io;Id=..;
+    # Secret=<base64>. https://learn.microsoft.com/azure/azure-app-configuration/howto-best-practices
+    LeakRule(
+        "azure-app-configuration-secret",
+        r"\.azconfig\.io;[ \t]{0,4}Id=[^;\s]{1,64};[ \t]{0,4}"
+        r"Secret=(?P<secret>[A-Za-z0-9+/]{20,100}={0,2})",
+        r"\.azconfig\.io;",
+        reject_fake,
+        family="cloud",
+        context=True,
+        examples=(
+            f"Endpoint=https://cfg-prod.azconfig.io;Id={fake(B62, 12, 'ac1')};"
+            f"Secret={fake(B64, 43, 'ac2')}=",
+            f'"AppConfig": "Endpoint=https://shop.azconfig.io;Id=a1-b2-s0:{fake(B62, 8, "ac3")};'
+            f'Secret={fake(B64, 44, "ac4")}"',
+        ),
+        near_misses=(
+            "Endpoint=https://cfg-prod.azconfig.io;Id=<id>;Secret=<secret>",
+            "Endpoint=https://cfg-prod.azconfig.io;Id=abc;Secret=${APPCONFIG_SECRET}",
+        ),
+        shape="`<store>.azconfig.io;Id=...;Secret=` + base64",
+    ),
 )
 
 # Prefixed tokens: the vendor's documented prefix, then runs of one alphabet.
@@ -286,6 +311,8 @@ TOKENS: Final[tuple[LeakRule, ...]] = (
     token("tailscale-key", "cloud", ["tskey-api-", "tskey-auth-", "tskey-client-",
           "tskey-webhook-", "tskey-scim-"], R("b62", 8, 24), "-", R("b62", 20, 64)),
     token("zuplo-api-key", "cloud", ["zpka_"], R("hex", 32), "_", R("hex", 8)),
+    token("saladcloud-api-key", "cloud", ["salad_cloud_"], R("b62", 1, 7), "_",
+          R("b62", 7, 235)),
 )
 # fmt: on
 

@@ -86,6 +86,7 @@ TOKENS: Final[tuple[LeakRule, ...]] = (
     token("new-relic-rest-key", "observability", ["NRRA-"], R("hex", 42)),
     token("fullstory-api-key", "observability", ["na1.", "eu1."], R("b64", 100), tail="={0,2}"),
     token("nightfall-api-key", "observability", ["NF-"], R("b62", 32)),
+    token("rootly-api-key", "observability", ["rootly_"], R("hex", 64)),
 )
 # fmt: on
 

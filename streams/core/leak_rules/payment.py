@@ -56,6 +56,9 @@ TOKENS: Final[tuple[LeakRule, ...]] = (
     token("gocardless-api-token", "payment", ["live_", "sandbox_"], R("url", 40)),
     token("pagarme-api-key", "payment", ["ak_live_", "ak_test_"], R("b62", 30)),
     token("flexport-api-key", "payment", ["shltm_"], R("url", 40)),
+    token("ramp-client-secret", "payment", ["ramp_sec_"], R("b62", 48)),
+    token("stripe-payment-intent-secret", "payment", ["pi_"], R("b62", 24), "_secret_",
+          R("b62", 25)),
 )
 # fmt: on
 

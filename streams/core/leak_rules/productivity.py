@@ -65,6 +65,8 @@ TOKENS: Final[tuple[LeakRule, ...]] = (
     token("salesforce-access-token", "productivity", ["00D"], R("b62", 12, 15), "!",
           R("sfdc", 80, 200)),
     token("salesforce-refresh-token", "productivity", ["5Aep861"], R("sfdc", 70, 200)),
+    token("figma-pat-v2", "productivity", ["figp_"], R("url", 40, 54)),
+    token("apify-api-token", "productivity", ["apify_api_"], R("b62", 36)),
 )
 # fmt: on
 

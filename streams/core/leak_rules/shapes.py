@@ -42,6 +42,11 @@ ALPHABETS: Final[dict[str, tuple[str, str]]] = {
     ),
     "bech32": ("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"),
     "bech32l": ("qpzry9x8gf2tvdw0s3jn54khce6mua7l", "qpzry9x8gf2tvdw0s3jn54khce6mua7l"),
+    # Bitbucket Data Center tokens: base64 and `@`, `_`, `-`.
+    "bbdc": (
+        "A-Za-z0-9+/@_-",
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/@_-",
+    ),
     # Salesforce's opaque token part: base62, `.` and `_`.
     "sfdc": ("A-Za-z0-9._", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._"),
 }

@@ -109,6 +109,26 @@ SPECIFIC: Final[tuple[LeakRule, ...]] = (
         ),
         shape="`hook.<zone>.make.com/` + 32 lower",
     ),
+    # Tines webhooks: https://<tenant>.tines.com/webhook/<path>/<secret> (32 lower each).
+    # https://www.tines.com/docs/actions/types/webhook
+    LeakRule(
+        "tines-webhook",
+        r"\.tines\.com/webhook/[a-z0-9]{32}/(?P<secret>[a-z0-9]{32})(?:[^A-Za-z0-9_-]|$)",
+        r"\.tines\.com/webhook/",
+        reject_fake,
+        family="url",
+        examples=(
+            f"https://acme-1234.tines.com/webhook/{fake(LOWER, 32, 'ti1')}"
+            f"/{fake(LOWER, 32, 'ti2')}",
+            f"curl -X POST 'https://sec.tines.com/webhook/{fake(LOWER, 32, 'ti3')}"
+            f"/{fake(LOWER, 32, 'ti4')}' -d '{{}}'",
+        ),
+        near_misses=(
+            "https://acme.tines.com/webhook/<path>/<secret>",
+            f"https://acme.tines.com/webhook/{fake(LOWER, 32, 'ti5')}/{'x' * 32}",
+        ),
+        shape="`<tenant>.tines.com/webhook/<path>/` + 32 lower",
+    ),
 )
 
 TOKENS: Final[tuple[LeakRule, ...]] = ()

@@ -53,6 +53,7 @@ TOKENS: Final[tuple[LeakRule, ...]] = (
     token("sourcegraph-local-token", "vcs", ["sgp_local_", "sgp_"], R("Hex", 40)),
     token("bitbucket-access-token", "vcs", ["ATCTT3"], R("url", 180, 250)),
     token("sourcegraph-cody-token", "vcs", ["slk_"], R("hex", 64)),
+    token("bitbucket-datacenter-token", "vcs", ["BBDC-"], R("bbdc", 40, 50)),
 )
 # fmt: on
 
