@@ -18,6 +18,7 @@ stop() {
   rm -f "$W/$1.pid"
 }
 
+stop prometheus-adapter
 stop metrics-server
 stop kubelet
 stop kube-scheduler

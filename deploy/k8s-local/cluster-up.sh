@@ -8,7 +8,8 @@
 #   eval "$(deploy/k8s-local/cluster-up.sh --env)"   KUBECONFIG and PATH for kubectl
 #
 # Env: K8S_VERSION (1.34.4), K8S_LOCAL_CACHE (~/.cache/replygate/k8s-local: binaries),
-#      K8S_LOCAL_METRICS_SERVER (1; 0: no metrics-server, no HPA),
+#      K8S_LOCAL_METRICS_SERVER (1; 0: no metrics-server, no HPA on CPU),
+#      K8S_LOCAL_PROMETHEUS_ADAPTER (1; 0: no prometheus-adapter, no HPA on lag),
 #      K8S_LOCAL_HOME (<repo>/.k8s-local: certificates, state, logs, pid files).
 # Pod network: bridge k8slocal0, 10.244.0.0/24; the host is 10.244.0.1 on it (pods reach
 # host services bound there). No kube-proxy or DNS: use pod IPs, hostNetwork or port-forward.
@@ -146,6 +147,22 @@ metrics_server() {
   kubectl apply -f "$HERE/metrics-server.yaml" >/dev/null
 }
 
+# external metrics for the HorizontalPodAutoscaler on lag (deploy/k8s/components/hpa-lag), on
+# the host: prometheus-adapter with that component's rule, asking the Prometheus the cluster
+# tests run on 127.0.0.1:19090 (tests/k8s/prometheus.py). Until that Prometheus runs, the
+# adapter has no series and the metric is not found; it lists them again every 10 s.
+prometheus_adapter() {
+  local bin
+  bin=$(bash "$HERE/build-prometheus-adapter.sh")
+  mkdir -p "$W/prometheus-adapter"
+  start prometheus-adapter "$bin" --secure-port=4444 --bind-address="$GATEWAY" \
+    --cert-dir="$W/prometheus-adapter" --lister-kubeconfig="$KC" --authentication-kubeconfig="$KC" \
+    --authorization-kubeconfig="$KC" --prometheus-url="$PROMETHEUS_URL" \
+    --config="$REPO/deploy/k8s/components/hpa-lag/prometheus-adapter.yaml" \
+    --metrics-relist-interval=10s --metrics-max-age=30s
+  kubectl apply -f "$HERE/prometheus-adapter.yaml" >/dev/null
+}
+
 main() {
   local t0=$SECONDS
   # what containerd and the kubelet create (snapshots, the pods' root directories) must be
@@ -187,6 +204,7 @@ main() {
   waitfor 120 "kubectl wait --for=condition=Ready node/localhost --timeout=2s"
   waitfor 60 "kubectl -n default get sa default && kubectl -n default get cm kube-root-ca.crt"
   [[ ${K8S_LOCAL_METRICS_SERVER:-1} == 0 ]] || metrics_server
+  [[ ${K8S_LOCAL_PROMETHEUS_ADAPTER:-1} == 0 ]] || prometheus_adapter
   local img
   for img in "$@"; do load_image "$img"; done
   log "cluster up in $((SECONDS - t0))s: eval \"\$($0 --env)\""

@@ -12,6 +12,7 @@ BRIDGE=k8slocal0
 POD_CIDR=10.244.0.0/24
 GATEWAY=10.244.0.1
 PAUSE_IMAGE=localhost/pause:local
+PROMETHEUS_URL=http://127.0.0.1:19090/   # the cluster tests' Prometheus (tests/k8s/prometheus.py)
 CTR="ctr -a $R/containerd.sock -n k8s.io"
 export KUBECONFIG=$KC PATH=$BIN:$PATH:/usr/local/go/bin
 
