@@ -129,3 +129,25 @@ def test_a_signal_while_check_waits_for_a_named_pipe_is_one_line(
         finally:
             os.close(fd)
         assert proc.stderr.read().decode() == f"replygate check: stopped by {name}\n"
+
+
+@pytest.mark.kafka
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_the_endpoint_stops_gracefully_on_either_signal(
+    sig: signal.Signals, tmp_path: Path
+) -> None:
+    """`replygate deliveries` handles both itself (docs/cli.md): a clean stop, exit 0."""
+    import asyncio
+
+    from tests.support.deliveries import Reader, delivery
+    from tests.support.kafka import Deployment, produce
+
+    deployment = Deployment(partitions=1)
+    deployment.env.update(REPLYGATE_PLATFORMS='["im"]')
+    deployment.create_topics()
+    asyncio.run(produce(deployment.topic("delivery.im"), [("c-1", delivery("t-1"))]))
+    reader = Reader(deployment, tmp_path, "reader.log", f"sig-{sig.name}")
+    reader.wait_for_lines(1)  # running, past its start
+    assert reader.end(sig) == 0
+    log = reader.stderr()
+    assert "Traceback" not in log and "stopped: handed on 1" in log, log
