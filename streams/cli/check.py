@@ -431,7 +431,8 @@ COMMAND = Command(
     summary="run the worker's pipeline on JSON Lines records, without Kafka",
     description=(
         "Run the worker's own pipeline on records without Kafka, one line at a time, and write\n"
-        "one JSON line per input line: {id, verdict, action, errors, output}. A line with\n"
+        "one JSON line per record: {id, verdict, action, errors, output} (blank lines are\n"
+        "skipped and counted, a UTF-8 byte order mark is dropped). A line with\n"
         "turn_id is a RawReply (or, with an action and no output, a TurnControl); one with\n"
         "call_id is a ToolCall. A malformed line is a dead_letter result, not a crash."
     ),
@@ -440,10 +441,11 @@ COMMAND = Command(
         "  closed_platforms; schema_contracts, extra_contracts; leak_literals, leak_patterns;\n"
         "  max_record_bytes. From REPLYGATE_* variables and --config (docs/settings.md).",
         "  0  every line was handled, whatever the verdicts\n"
-        "  1  --strict and a line was not accepted or no_reply; or the output could not be "
-        "written\n"
-        "  2  a usage error, a bad setting, or an unreadable or non-UTF-8 input",
-        "replygate check --strict --summary replies.jsonl",
+        "  1  --strict and a line was not accepted or no_reply (or no records at all); or\n"
+        "     the output could not be written\n"
+        "  2  a usage error, a bad setting, or an unreadable or binary input\n"
+        "  130, 143  stopped by SIGINT, SIGTERM",
+        "replygate check --strict --summary --now 2026-12-01T12:00:00Z a.jsonl b.jsonl",
     ),
     arguments=arguments,
     run=run,
