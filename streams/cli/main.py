@@ -73,8 +73,8 @@ def _build_parser(
         description="A gate between LLM agents and the people they talk to: validates, masks "
         "and delivers model replies on Kafka.",
         epilog="exit status: 0 done; 1 failed while running; 2 a usage error, a bad setting or a "
-        "missing extra. `replygate COMMAND -h` says what a command needs and what its exit "
-        "status means; docs/cli.md has it all.",
+        "missing extra; 130 and 143 stopped by SIGINT and SIGTERM. `replygate COMMAND -h` says "
+        "what a command needs and what its exit status means; docs/cli.md has it all.",
     )
     parser.add_argument("--version", action="version", version=f"replygate {replygate_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
