@@ -67,7 +67,13 @@ def workers(broker: str) -> str:
 
 
 # The scale test runs while Prometheus scrapes; the Prometheus checks read what it scraped.
-ORDER = ("test_overlay", "test_scale", "test_prometheus", "test_autoscale")
+ORDER = (
+    "test_overlay",
+    "test_scale",
+    "test_prometheus",
+    "test_autoscale",
+    "test_lag_autoscale",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
