@@ -37,7 +37,8 @@ CODES: Final = table(
        "the ```html fence holds no HTML"),
     DISALLOWED_ELEMENT := code(
        "disallowed_element", NAME,
-       "An element outside the allowed list, a comment, or an explicit html/head/body/doctype.",
+       "An element outside the allowed list, a comment, or an explicit html/head/body/doctype "
+       "or frameset/frame.",
        "html/body/script[1]",
        "<script> is not allowed (allowed: a b br code div em footer h1 h2 h3 h4 h5 h6 i img "
        "li ol p pre s strong sub sup table tbody td th thead tr u ul)",
@@ -48,7 +49,39 @@ CODES: Final = table(
        doctype="<!DOCTYPE> is written at {where}; send only the body content, without document, "
        "head or body tags",
        explicit="<{tag}> is written at {where}; send only the body content, without document, "
-       "head or body tags"),
+       "head or body tags",
+       frameset="<{tag}> is written at {where}; it is not allowed (in a document it would "
+       "replace the body)"),
+    HTML_PARSE_ERROR := code(
+       "html_parse_error", NAME,
+       "A conformant HTML5 (WHATWG) parser reports a parse error: it would repair the markup "
+       "(cut-off tags, stray end tags, misnested or fostered content, malformed attributes "
+       "or character references), so readers in other contexts would build other trees.",
+       "html/body",
+       "eof-in-tag at line 1, column 39: the tag is cut off at the end of the answer; "
+       "finish it",
+       "{error} at {where}: the HTML5 parser would repair this; write the markup exactly "
+       "as HTML5 allows, without relying on the parser to fix it",
+       eof="{error} at {where}: the {what} is cut off at the end of the answer; finish it",
+       foster="{error} at {where}: text or an element stands inside <table>, <thead>, "
+       "<tbody> or <tr> outside a cell; the parser moves it out of the table: put it in "
+       "a <td> or <th>, or outside the table",
+       end_tag="{error} at {where}: an end tag that closes nothing open here (or closes "
+       "across other open elements); the parser drops or reorders it: close each element "
+       "exactly once, innermost first",
+       start_tag="{error} at {where}: a tag that is not allowed where it stands; the parser "
+       "drops, moves or reorders it",
+       reference="{error} at {where}: write character references in full with a final ; "
+       "(&amp; for a literal &)",
+       nesting="{error} at {where}: formatting elements are misnested; the parser reopens "
+       "and moves them: close each one inside the element it was opened in"),
+    UNCLOSED_ELEMENT := code(
+       "unclosed_element", NAME,
+       "An element still open at the end of the answer: whatever follows the answer on a "
+       "page would end up inside it.",
+       "html/body",
+       "<p> is still open at the end of the answer; close it with </p>",
+       "<{tag}> is still open at the end of the answer; close it with </{tag}>"),
     DISALLOWED_ATTRIBUTE := code(
        "disallowed_attribute", NAME, "An attribute the element may not have.",
        "html/body/p[1]@style", "<p> may not have this attribute (allowed: id)",

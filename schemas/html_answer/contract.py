@@ -13,20 +13,24 @@ from typing import Any, Final
 
 from selectolax.lexbor import LexborHTMLParser
 
-from schemas.codes import TOO_LONG
+from schemas.codes import MAX_ISSUES, TOO_LONG
 from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
 from schemas.errors import Issue
+from schemas.html_answer.charrefs import CUT_REFERENCE
 from schemas.html_answer.codes import (
     CODES,
     DISALLOWED_ELEMENT,
     DUPLICATE_ATTRIBUTE,
     EMPTY_HTML,
+    HTML_PARSE_ERROR,
     INVALID_CHARACTER,
     NOT_FENCED,
     TOO_COMPLEX,
+    UNCLOSED_ELEMENT,
     WRONG_TRANSPORT,
 )
-from schemas.html_answer.rules import BODY, MAX_TEXT_CHARS, NAME, RAG_KEY
+from schemas.html_answer.conformance import FOSTERED, check_conformance
+from schemas.html_answer.rules import BODY, MAX_DEPTH, MAX_TEXT_CHARS, NAME, RAG_KEY
 from schemas.html_answer.scan import EXPLICIT, line_col, scan_source
 from schemas.html_answer.state import Issues, Walk
 from schemas.html_answer.transport import split_fence
@@ -36,6 +40,61 @@ from schemas.records import Context
 from schemas.uris import UriError, parse_uri
 
 _BAD_CHAR_RE = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+_EXPLICIT_FORMS: Final = {
+    "image": "image",
+    "!doctype": "doctype",
+    "frameset": "frameset",
+    "frame": "frameset",
+}
+# What a cut-off construct is, by the WHATWG error that reports it (for the message).
+_CUT_OFF: Final = {
+    "eof-in-tag": "tag",
+    "eof-before-tag-name": "tag",
+    "eof-in-comment": "comment",
+    "eof-in-doctype": "doctype",
+    "eof-in-script-html-comment-like-text": "script",
+    "eof-in-cdata": "CDATA section",
+    CUT_REFERENCE: "character reference",
+}
+# html5lib's name for a duplicate attribute: `duplicate_attribute` (the pre-scan) reports it.
+_SCANNED: Final = frozenset({"duplicate-attribute"})
+
+
+def _parse_error_form(error: str) -> dict[str, str]:
+    """The wording of `html_parse_error` for one parser error (form and its context)."""
+    if error in _CUT_OFF:
+        return {"form": "eof", "what": _CUT_OFF[error]}
+    if error == FOSTERED or "table-voodoo" in error:
+        return {"form": "foster"}
+    if "character-reference" in error:
+        return {"form": "reference"}
+    if error.startswith("adoption-agency"):
+        return {"form": "nesting"}
+    if "end-tag" in error:
+        return {"form": "end_tag"}
+    if "start-tag" in error:
+        return {"form": "start_tag"}
+    return {"form": ""}
+
+
+def _check_conformance(payload: str, walk: Walk) -> None:
+    """What a WHATWG parser would repair, and what is left open at the end."""
+    result = check_conformance(payload, MAX_ISSUES)
+    if result.too_deep:
+        walk.issues.add(TOO_COMPLEX.issue(BODY, "depth", limit=MAX_DEPTH))
+    for finding in result.errors:
+        if finding.error in _SCANNED:
+            continue
+        context = _parse_error_form(finding.error)
+        form = context.pop("form")
+        where = f"line {finding.line}, column {finding.column}"
+        walk.issues.add(
+            HTML_PARSE_ERROR.issue(BODY, form, error=finding.error[:80], where=where, **context)
+        )
+    for tag in result.unclosed:
+        walk.issues.add(UNCLOSED_ELEMENT.issue(BODY, tag=tag[:40]))
 
 
 def _check_characters(payload: str, walk: Walk) -> bool:
@@ -62,7 +121,7 @@ def _check_scan(payload: str, walk: Walk) -> bool:
     scan = scan_source(payload)
     for name, offset in scan.explicit.items():
         where = line_col(payload, offset)
-        form = {"image": "image", "!doctype": "doctype"}.get(name, "explicit")
+        form = _EXPLICIT_FORMS.get(name, "explicit")
         walk.issues.add(
             DISALLOWED_ELEMENT.issue(EXPLICIT.get(name, "!doctype"), form, tag=name, where=where)
         )
@@ -115,6 +174,8 @@ class AssistantHtmlV1(ContractBase):
         if isinstance(fenced, Issue):
             return ContractResult(issues=(fenced,))
         walk = Walk(Issues(), context.fragments or {})
+        for transport in fenced.transport:  # first: the correction carries every error
+            walk.issues.add(transport)
         rag = _check_rag(fenced.rag_items, walk) if fenced.rag_items is not None else []
         _check_payload(fenced.payload, walk)
         issues = walk.issues.final()
@@ -185,6 +246,7 @@ def _check_payload(payload: str, walk: Walk) -> None:
         return
     if not _check_scan(payload, walk):
         return
+    _check_conformance(payload, walk)
     tree = LexborHTMLParser(payload, is_fragment=True, fragment_tag="body", scripting=False)
     walk_tree(tree.root, walk)
 

@@ -85,9 +85,16 @@ _SCOPE_BOUNDARY: Final = frozenset(
 )
 # After one of these, the tokenizer's raw-text switch depends on tree state; stop predicting it.
 _MODE_CHANGERS: Final = frozenset({"svg", "math", "select"})
-# Tags the tree cannot show as written: the shell (dropped by a fragment parse) and `<image>`
-# (renamed to `img` by the parser).
-EXPLICIT: Final = {"html": "html", "head": "html/head", "body": "html/body", "image": BODY}
+# Tags the tree cannot show as written: the shell and `frameset`/`frame` (dropped by a fragment
+# parse; in a document a frameset replaces the body) and `<image>` (renamed to `img`).
+EXPLICIT: Final = {
+    "html": "html",
+    "head": "html/head",
+    "body": "html/body",
+    "image": BODY,
+    "frameset": BODY,
+    "frame": BODY,
+}
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 

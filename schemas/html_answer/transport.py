@@ -7,6 +7,12 @@ backticks, then optional blank lines and at most ONE line
 anything else outside the fence is `not_fenced` (an unclosed fence too). The payload is the
 text between the fence lines, byte for byte (line breaks inside kept, the one before the
 closing fence dropped). All of it is one linear pass over the lines.
+
+Where the transport is broken but the payload can still be found (text before the first
+```html fence line, text or a second trailing line after its closing fence), the split still
+returns it, with the `not_fenced` issues (before, after) in `transport`: the payload is
+checked too, so the one correction request carries every error. No fence labelled html, or
+one never closed, leaves nothing to check.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ class Fenced:
     payload: str
     payload_offset: int
     rag_items: tuple[str, ...] | None
+    # The broken transport around a payload that could still be found (reported first).
+    transport: tuple[Issue, ...] = ()
 
 
 def _lines(text: str) -> Iterator[tuple[int, int, int]]:
@@ -64,19 +72,23 @@ def _eol_lines(text: str) -> Iterator[tuple[int, int, int]]:
 
 
 def split_fence(text: str) -> Fenced | Issue:
-    """Cut `output.text` into payload and optional trailing line; anything else is `not_fenced`."""
+    """Cut `output.text` into payload and optional trailing line; anything else is `not_fenced`
+    (in `Fenced.transport` when the payload can still be found)."""
     lines = _lines(text)
     opening: re.Match[str] | None = None
+    before: Issue | None = None
     for start, end, after in lines:
         if not text[start:end].strip():
             continue
-        opening = _OPEN_FENCE_RE.fullmatch(text, start, end)
-        if opening is None or opening.group(2).strip(" \t") != "html":
-            return NOT_FENCED.issue("$")
+        match = _OPEN_FENCE_RE.fullmatch(text, start, end)
+        if match is None or match.group(2).strip(" \t") != "html":
+            before = before or NOT_FENCED.issue("$")
+            continue
+        opening = match
         payload_start = after
         break
     if opening is None:
-        return NOT_FENCED.issue("$", "empty")
+        return before or NOT_FENCED.issue("$", "empty")
     ticks = len(opening.group(1))
     for start, end, _after in lines:
         if text.find("```", start, end) < 0:
@@ -88,19 +100,21 @@ def split_fence(text: str) -> Fenced | Issue:
             if payload_end > payload_start:
                 payload_end -= 2 if text.startswith("\r\n", payload_end - 2) else 1
             payload = text[payload_start : max(payload_start, payload_end)]
-            return _after_fence(text, lines, Fenced(payload, payload_start, None))
-    return NOT_FENCED.issue("$", "unclosed")
+            found = Fenced(payload, payload_start, None, (before,) if before else ())
+            return _after_fence(text, lines, found)
+    return before or NOT_FENCED.issue("$", "unclosed")
 
 
-def _after_fence(
-    text: str, lines: Iterator[tuple[int, int, int]], fenced: Fenced
-) -> Fenced | Issue:
+def _after_fence(text: str, lines: Iterator[tuple[int, int, int]], fenced: Fenced) -> Fenced:
     rag: tuple[str, ...] | None = None
+    after: Issue | None = None
     for start, end, _after in lines:
         if not text[start:end].strip():
             continue
         match = _RAG_LINE_RE.fullmatch(text, start, end)
         if match is None or rag is not None:
-            return NOT_FENCED.issue("$", "second_rag" if match else "text_after")
+            after = after or NOT_FENCED.issue("$", "second_rag" if match else "text_after")
+            continue
         rag = tuple(item.strip() for item in match.group(1).split(";"))
-    return Fenced(fenced.payload, fenced.payload_offset, rag)
+    transport = (*fenced.transport, after) if after else fenced.transport
+    return Fenced(fenced.payload, fenced.payload_offset, rag, transport)

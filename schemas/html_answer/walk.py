@@ -25,6 +25,7 @@ from schemas.html_answer.rules import (
     OPAQUE,
 )
 from schemas.html_answer.state import Walk
+from schemas.text_rules import control_character_issues, find_control
 from schemas.uris import find_doc_links
 
 _BOLD_STAR_RE = re2.compile(r"\*\*[^*\s](?:[^*\n]*[^*\s])?\*\*")
@@ -56,6 +57,14 @@ def _check_text(walk: Walk, path: str, text: str, line_start: bool) -> None:
             walk.cite(link.uri, path, check_ids=not link.bare)
             if link.bare:
                 walk.report(link.written)
+
+
+def _check_controls(walk: Walk, path: str, text: str) -> None:
+    """The shared rule for control and bidi characters, on text as the parser decoded it
+    (`&#x202e;` is U+202E here): `control_character` at `path[index]`."""
+    if find_control(text) is not None:
+        for issue in control_character_issues(text, path):
+            walk.issues.add(issue)
 
 
 def _has_content(node: LexborNode) -> bool:
@@ -122,6 +131,8 @@ def _visit_element(walk: Walk, frame: _Frame) -> list[_Frame]:
     else:
         attrs = read_attributes(node)
         check_attributes(walk, tag, path, attrs)
+        for name, value in attrs.items():
+            _check_controls(walk, f"{path}@{name[:60]}", value)
         if tag == "footer" and not in_quote:
             walk.issues.add(FOOTER_OUTSIDE_BLOCKQUOTE.issue(path))
         if tag == "div":
@@ -141,6 +152,7 @@ def walk_tree(first: LexborNode | None, walk: Walk) -> None:
         if node.is_element_node:
             stack.extend(_visit_element(walk, frame))
         elif node.is_text_node:
+            _check_controls(walk, path, text)
             if not in_code:
                 _check_text(walk, path, text, line_start)
         elif node.is_comment_node:

@@ -47,7 +47,11 @@ KNOWN_CODES = {
     "missing_element_ids",
     "unknown_element_id",
     "markdown_shorthand",
+    "html_parse_error",
+    "unclosed_element",
 }
+# The parse check's findings, left out where a test is about another rule.
+PARSE_CODES = {"html_parse_error", "unclosed_element"}
 
 
 def fence(html: str, tail: str = "") -> str:
@@ -177,6 +181,45 @@ def test_not_fenced(text: str) -> None:
     assert issues(run(text)) == [("$", "not_fenced")]
 
 
+@pytest.mark.parametrize(
+    ("text", "forms"),
+    [
+        ("Sure:\n```html\n{html}\n```", ["before"]),
+        ("```html\n{html}\n```\nThanks!", ["text_after"]),
+        ("Sure:\n```html\n{html}\n```\nThanks!", ["before", "text_after"]),
+        (
+            "```html\n{html}\n```\noptional_rag_fragment_used: docid-1\n"
+            "optional_rag_fragment_used: doc://docid-2",
+            ["second_rag", "rag"],
+        ),
+        ("```html\n{html}\n```\nbye\noptional_rag_fragment_used: docid-1", ["text_after", "rag"]),
+    ],
+)
+def test_a_broken_transport_around_a_found_payload_reports_every_error(
+    text: str, forms: list[str]
+) -> None:
+    # One correction is all the model gets: the payload's errors come with the transport's,
+    # the transport's first (issue order is the correction request's order).
+    html = '<p><a rel="x" href="https://e.com">x</a></p>'
+    result = run(text.format(html=html))
+    found = issues(result)
+    transport = [item for item in found if item == ("$", "not_fenced")]
+    assert len(transport) == len([form for form in forms if form != "rag"])
+    assert found[: len(transport)] == transport
+    assert ("html/body/p[1]/a[1]@rel", "disallowed_attribute") in found
+    assert ("html/body/p[1]/a[1]@class", "missing_attribute") in found
+    if "rag" in forms:
+        assert ("optional_rag_fragment_used[0]", "invalid_uri") in found
+    # A model that fixes exactly what it was told succeeds with one correction.
+    fixed = f"```html\n{A.replace('r</a>', 'x</a>')}\n```"
+    assert run(fixed).valid
+
+
+def test_no_payload_to_check_without_a_closed_html_fence() -> None:
+    for text in ["<p><span>x</span></p>", "```html\n<span>x</span>", "```\n<span>x</span>\n```"]:
+        assert issues(run(text)) == [("$", "not_fenced")]
+
+
 def test_missing_text_is_not_fenced() -> None:
     assert issues(run(None)) == [("$", "not_fenced")]
 
@@ -276,7 +319,9 @@ def test_opaque_element_content_is_not_checked_twice() -> None:
     ],
 )
 def test_comments_are_disallowed_elements(html: str, path: str) -> None:
-    assert html_issues(html) == [(path, "disallowed_element")]
+    # CDATA and `<?` are parse errors in HTML content as well (cdata-in-html-content, ...).
+    found = [item for item in html_issues(html) if item[1] not in PARSE_CODES]
+    assert found == [(path, "disallowed_element")]
 
 
 @pytest.mark.parametrize(
@@ -293,18 +338,25 @@ def test_comments_are_disallowed_elements(html: str, path: str) -> None:
     ],
 )
 def test_explicit_document_tags_are_disallowed(html: str, path: str) -> None:
-    assert html_issues(html) == [(path, "disallowed_element")]
+    found = html_issues(html)
+    assert [item for item in found if item[1] not in PARSE_CODES] == [(path, "disallowed_element")]
+    if "<" + path.split("/")[-1].lstrip("!") in html.lower():  # a start tag, or the doctype
+        # A body fragment's parser drops it: a parse error too (unexpected-start-tag, ...).
+        assert ("html/body", "html_parse_error") in found
 
 
 def test_image_tag_is_not_img() -> None:
     image = IMG.replace("<img", "<image")
-    assert html_issues(image) == [("html/body", "disallowed_element")]
+    found = html_issues(image)
+    assert [item for item in found if item[1] not in PARSE_CODES] == [
+        ("html/body", "disallowed_element")
+    ]
     assert html_issues(IMG) == []
 
 
 def test_full_document_reports_each_shell_tag_once() -> None:
     found = html_issues("<!DOCTYPE html><html><head></head><body><p>x</p></body></html>")
-    assert found == [
+    assert [item for item in found if item[1] not in PARSE_CODES] == [
         ("!doctype", "disallowed_element"),
         ("html", "disallowed_element"),
         ("html/head", "disallowed_element"),
@@ -318,7 +370,7 @@ def test_full_document_reports_each_shell_tag_once() -> None:
         "<p>the &lt;body&gt; and &lt;html&gt; tags</p>",
         f'<img class="img-source" src="/document/{UUID}.png" alt="a <body> tag">',
         "<pre>&lt;!DOCTYPE html&gt;</pre>",
-        "<p>a < b and c > d, x <3 y</p>",
+        "<p>a &lt; b and c > d, x &lt;3 y</p>",
         "<p>body html head</p>",
     ],
 )
@@ -719,15 +771,27 @@ def test_exactly_the_limit_has_no_too_many_errors() -> None:
 
 
 def test_depth_is_bounded() -> None:
-    assert html_issues("<ul><li>" * 128 + "x") == []
-    found = html_issues("<ul><li>" * 129 + "x")
+    assert html_issues("<ul><li>" * 128 + "x" + "</li></ul>" * 128) == []
+    found = html_issues("<ul><li>" * 129 + "x" + "</li></ul>" * 129)
     assert found == [("html/body" + "/ul[1]/li[1]" * 128 + "/ul[1]", "too_complex")]
+
+
+def test_depth_is_bounded_before_the_parse_check() -> None:
+    # Left open, the same nesting stops the parse check at the bound (its scope checks walk
+    # the stack): too_complex at the top, and the walk's own finding at the deepest path.
+    found = html_issues("<ul><li>" * 2000 + "x")
+    assert ("html/body", "too_complex") in found
+    assert {code for _path, code in found} == {"too_complex"}
 
 
 def test_element_count_is_bounded_on_the_tree() -> None:
     # Stray </p> end tags each make an element: few start tags, many elements.
-    assert html_issues("<br>" * 5000 + "</p>" * 5000) == []
-    assert html_issues("<br>" * 5001 + "</p>" * 5000) == [("html/body", "too_complex")]
+    # Each table implies its tbody: three start tags, four elements, no parse error.
+    table = "<table><tr><td>x</td></tr></table>"
+    assert html_issues(table * 2500) == []
+    assert html_issues(table * 2501) == [("html/body", "too_complex")]
+    # Stray </p> end tags each make an element too (and are parse errors).
+    assert ("html/body", "html_parse_error") in html_issues("<br>" * 50 + "</p>" * 50)
 
 
 def test_start_tags_are_bounded_before_parsing() -> None:
@@ -745,7 +809,7 @@ def hostile_cases() -> list[tuple[str, str, str | None]]:
         ("entity_flood", "<p>" + "&amp;" * 200_000 + "</p>", None),
         ("numeric_entity_flood", "<p>" + "&#x26;" * 150_000 + "</p>", None),
         ("bare_ampersands", "<p>" + "&" * 1_000_000 + "</p>", None),
-        ("lt_flood", "<" * 1_000_000, None),
+        ("lt_flood", "<" * 1_000_000, "html_parse_error"),
         ("nul_bytes", "<p>a\x00b</p>" * 1000, "invalid_character"),
         ("lone_surrogate", "<p>\ud800</p>", "invalid_character"),
         ("reconstruction_bomb", bomb, "too_complex"),
@@ -755,7 +819,8 @@ def hostile_cases() -> list[tuple[str, str, str | None]]:
             "too_complex",
         ),
         ("open_comment", "<p>x</p><!--" + "a" * 500_000, "disallowed_element"),
-        ("open_attribute", '<p title="' + "a" * 500_000, None),
+        ("open_attribute", '<p title="' + "a" * 500_000, "html_parse_error"),
+        ("ampersand_text", "<p>" + "AT&T " * 200_000 + "</p><p>x", "unclosed_element"),
         ("deep_tables", "<table><tr><td>" * 3000, "too_complex"),
         (
             "confusable_doc_uri",
@@ -1019,3 +1084,29 @@ def test_same_attribute_on_different_elements_and_end_tags_is_fine() -> None:
 def test_scan_lists_duplicates_in_source_order() -> None:
     scan = scan_source("<p id=a id=b>x</p><b class=x CLASS=y id=1 id=2>y</b><p>z</p>")
     assert scan.duplicates == [(0, "p", "id"), (18, "b", "class")]
+
+
+# --- control and bidi characters (the shared rule, on decoded text) ------------------------
+
+
+@pytest.mark.parametrize(
+    ("html", "path"),
+    [
+        ("<p>Deploy FAILED \u202egnp.exe</p>", "html/body/p[1]/text()[1][14]"),
+        ("<p>a &#x202e; b</p>", "html/body/p[1]/text()[1][2]"),
+        ("<p>a &#8238; b</p>", "html/body/p[1]/text()[1][2]"),
+        ("<pre><code>x\u2067</code></pre>", "html/body/pre[1]/code[1]/text()[1][1]"),
+        ("<p>a</p>\x0c<p>b</p>", "html/body/text()[1][0]"),
+        (f"{IMG[:-1].replace('a chart', 'a &#x2066;chart')}>", "html/body/img[1]@alt[2]"),
+    ],
+)
+def test_control_and_bidi_characters_in_text_and_attributes(html: str, path: str) -> None:
+    found = html_issues(html)
+    assert (path, "control_character") in found
+    assert [code for _path, code in found if code != "invalid_character"] == [
+        "control_character"
+    ]
+
+
+def test_the_marks_a_right_to_left_language_needs_stay_valid() -> None:
+    assert html_issues("<p>\u05e9\u05dc\u05d5\u05dd \u200f 1 \u200e \u061c x &#x200f;</p>") == []
