@@ -180,7 +180,7 @@ def test_too_deep_is_not_json_and_says_so() -> None:
 
 @pytest.mark.parametrize("surrogate", ["\ud800", "\\ud800", "\\udc00x", "\\ud800\\u0041"])
 def test_a_lone_surrogate_has_no_one_meaning(surrogate: str) -> None:
-    text = "{\"segments\": [{\"type\": \"text\", \"data\": {\"text\": \"" + surrogate + "\"}}]}"
+    text = '{"segments": [{"type": "text", "data": {"text": "' + surrogate + '"}}]}'
     assert codes(text) == [("$", "lone_surrogate")]
 
 
