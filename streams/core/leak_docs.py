@@ -47,7 +47,19 @@ How the rules behave:
   whole token of at least 4 characters.
 - **Pairs.** For an id beside its secret (`user:password` in URLs, `curl -u`,
   `Authorization: Basic`, a Kubernetes `Secret`'s `data:` values, a docker config `auth`,
-  Vault's `secret_id`) only the secret part is masked.
+  Vault's `secret_id`) only the secret part is masked. A key id written right beside its
+  secret with no name between (`'AKIA...''<secret>'`, `AKIA...,<secret>`, Tencent `AKID`,
+  Alibaba `LTAI`) masks both halves.
+- **What a URL carries.** The password of a userinfo, percent-escapes and all (`p%40ss` is
+  masked whole); a query parameter named for a credential (`?access_token=`, `&api_key=`,
+  `&password=`, `&sig=`) up to its `&` or `#`; and the secret path of webhook and device-token
+  URLs (Slack, Discord, Teams, Google Chat, Mattermost, Rocket.Chat, Webex, Feishu/Lark,
+  Zapier, IFTTT, Make, Tines; ThingsBoard's `/api/v1/<token>/telemetry`, Blynk).
+- **Password hashes.** bcrypt, argon2, crypt(3) strings (`$1$`, `$5$`, `$6$`, `$y$`,
+  `$apr1$`), the PBKDF2 and scrypt strings of Django and Werkzeug, and Kerberos roasting hashes
+  are masked wherever they stand: they are cracked offline. A bare NTLM hash is 32 hex like
+  any MD5, so it is masked only in a dump line (`user:rid:LM:NT:::`), after `-hashes`, or
+  after an NTLM word.
 - **No collateral damage.** Placeholders stay (one repeated character, `EXAMPLE`, `xxxx`,
   `####`, `<...>`, `${VAR}`, `PUT_..._HERE`, `os.getenv(...)`), and so do values typed by
   hand rather than issued (one character in most places, `123123...`, the alphabet typed

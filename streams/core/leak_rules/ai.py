@@ -4,6 +4,7 @@ Each rule is data: its pattern, trigger, shape, and its own examples and near mi
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Final
 
 from streams.core.leak_rules.filters import reject_fake
@@ -78,7 +79,9 @@ TOKENS: Final[tuple[LeakRule, ...]] = (
     # --- Search, retrieval and agent tooling ---------------------------------------------------
     token("tavily-api-key", "ai", ["tvly-", "tvly-dev-", "tvly-prod-"], R("b62", 32)),
     token("jina-api-key", "ai", ["jina_"], R("b62", 60)),
-    token("firecrawl-api-key", "ai", ["fc-"], R("hex", 32)),
+    # `fc-` + 11 hex (the usual trigger) is in every UUID whose fourth group ends `fc`: 20.
+    replace(token("firecrawl-api-key", "ai", ["fc-"], R("hex", 32)),
+            trigger="fc-" + "[a-f0-9]" * 20),
     token("langsmith-legacy-api-key", "ai", ["ls__"], R("hex", 32)),
     token("voiceflow-api-key", "ai", ["VF.DM.", "VF.WS.", "VF."], R("Hex", 24), ".", R("b62", 16)),
 )

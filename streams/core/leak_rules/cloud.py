@@ -233,13 +233,13 @@ SPECIFIC: Final[tuple[LeakRule, ...]] = (
         ),
         shape="`Unseal Key N: ` + base64",
     ),
-    # TrueNAS API keys: `<id>-` + 64 base62 (the WebSocket `auth.login_with_api_key` params,
-    # the REST `Authorization: Bearer`). https://www.truenas.com/docs/api/
+    # TrueNAS API keys: `<id>-` + 64 base62, beside the product's name or in the WebSocket
+    # `auth.login_with_api_key` params. https://www.truenas.com/docs/api/
     LeakRule(
         "truenas-api-key",
+        r"(?i:truenas[A-Za-z0-9_.-]{0,24}|login_with_api_key)[^\n]{0,40}?"
         r"(?:^|[^A-Za-z0-9_.-])(?P<secret>[0-9]{1,6}-[A-Za-z0-9]{64})(?:[^A-Za-z0-9_-]|$)",
-        r"[0-9]-[A-Za-z0-9][A-Za-z0-9][A-Za-z0-9][A-Za-z0-9][A-Za-z0-9][A-Za-z0-9][A-Za-z0-9]"
-        r"[A-Za-z0-9][A-Za-z0-9][A-Za-z0-9][A-Za-z0-9][A-Za-z0-9]",
+        r"(?i:truenas|login_with_api_key)",
         reject_not_mixed_case,
         family="cloud",
         examples=(
@@ -248,7 +248,7 @@ SPECIFIC: Final[tuple[LeakRule, ...]] = (
             f"TRUENAS_API_KEY=3-{fake(B62, 64, 'tn2')}",
         ),
         near_misses=(
-            f"sha256 1-{fake(HEX, 64, 'tn3')}",
+            f"truenas sha256 1-{fake(HEX, 64, 'tn3')}",
             "Keys look like 1-<64 characters>.",
         ),
         shape="digits + `-` + 64 b62",

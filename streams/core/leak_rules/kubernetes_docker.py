@@ -164,7 +164,8 @@ SPECIFIC: Final[tuple[LeakRule, ...]] = (
         "kubernetes-bootstrap-token",
         r"(?i:token)[\"']?[ \t]{0,4}[:= ][ \t]{0,4}[\"']?(?P<secret>[a-z0-9]{6}\.[a-z0-9]{16})"
         r"(?:[^A-Za-z0-9_.-]|$)",
-        r"(?i:token)[\"']?[ \t]*[:= ]",
+        r"(?i:token)[\"']?[ \t]*[:= ][ \t]*[\"']?"
+        r"[a-z0-9][a-z0-9][a-z0-9][a-z0-9][a-z0-9][a-z0-9]\.[a-z0-9]",
         reject_bootstrap_token,
         family="kubernetes-docker",
         examples=(
