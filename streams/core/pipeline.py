@@ -372,7 +372,7 @@ class Gate:
         record = ToolResult.model_construct(
             call_id=self.shown_id(call.call_id),
             task_id=self.shown_id(call.task_id),
-            tool=call.tool,
+            tool=self.shown_id(call.tool),
             status="ok" if ok else "error",
             text=text,
             metadata=ToolResultMetadata.model_construct(

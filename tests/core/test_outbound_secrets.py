@@ -9,7 +9,7 @@ import copy
 from typing import Any
 
 import orjson
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from schemas.errors import Issue
@@ -110,6 +110,9 @@ def _build(kind: str, inside_reply: bool, where: int, how: str, key: int, secret
     how=st.sampled_from(["value", "extra", "rename", "glued"]),
     key=st.integers(0, 20),
     secret=st.sampled_from(SECRETS),
+)
+@example(  # the tool's name is echoed in its ToolResult
+    kind="tool_call", inside_reply=False, where=0, how="value", key=4, secret=SECRETS[0]
 )
 @settings(
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
