@@ -41,6 +41,24 @@ How the rules behave:
   value masks nothing, and `KEY= NEXT_KEY=` is two keys. A vendor's name counts as written in
   code (`sumo`, `Sumo`, `SUMO`, not `sumOf`). A `curl` command may go on over
   backslash-continued lines; a Kubernetes `data:` block takes its block scalars (`key: |`).
+- **Found by context, no vendor needed.** A credential word ending a name in any case style
+  (`ZORBLAX_API_KEY`, `zorblaxApiKey`, `zorblax-api-key`, `Zorblax API Key`; password, passwd,
+  pwd, pass, secret, token, key, pat, auth, credential, webhook) and a value after it within a
+  short window are a secret in every syntax: `=`, `:`, `:=`, `=>`, `->`, spaces, XML elements
+  and attributes (`<add key="ApiKey" value="..."/>`), INI/TOML, struct and object literals,
+  call and constructor arguments (`new NetworkCredential("user", "...")`), CLI flags (`--api-key
+  X`, `-Password X`, `-u user -p X`, `/p:X`), headers, query parameters, connection strings,
+  netrc and prose (`the password is ...`, `use ... as the password`). The value is masked when
+  it looks issued (long enough, varied characters whose classes switch about as often as
+  chance has them) or, after a password word, typed by a person (`Summer2024!`; a plain word
+  only when the syntax ties it to the name: `password: "zabbix"`, not prose). Code stays:
+  references (`$X`, `${X}`, `%X%`, `{{ x }}`, `${{ secrets.X }}`), calls, member and index
+  access (`getAdminPassword()`, `$cfg['db']['password']`), paths and routes
+  (`'/reset-password'`), selectors (`"#new-password"`), labels (`passwordLabel: "Password"`),
+  names of secrets (`prod/db/password`), URLs without a secret, type and class names,
+  booleans, numbers, versions, format strings, base64 of ordinary text and single words
+  outside a password context. The masked span is the value alone: it ends at its closing
+  quote, a line break, or a `;`, `&`, bracket or whitespace of its carrier.
 - **Once known, masked everywhere.** A value found by its context (an assignment, a header, a
   connection string, a pair such as `curl -u user:pass`, a `{"password": ...}` key) is masked
   wherever else it stands in the same record, in every string and every decoded view, as a

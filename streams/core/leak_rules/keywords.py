@@ -9,130 +9,12 @@ import base64
 import re
 from typing import Final
 
+from streams.core.leak_context import ASSIGNMENT_RULE, CONTEXT_RULES
 from streams.core.leak_rules.filters import is_placeholder, looks_fake
-from streams.core.leak_rules.pieces import ASSIGN, B62, B64, HEX, b64, fake, reject_pair_secret
+from streams.core.leak_rules.pieces import B62, B64, HEX, b64, fake, reject_pair_secret
 from streams.core.leak_rules.rule import LeakRule
 
 __all__ = ["CONTEXT", "KEYED", "SPECIFIC", "TOKENS"]
-
-_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
-
-_DOTTED_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+")
-
-_TYPE_NAME = re.compile(
-    r"(?:Optional|Union|List|Dict|Secret|SecretStr|SecretBytes|String|Str|Text|Bytes|Int|Integer"
-    r"|Number|Boolean|Bool|Any|Object|Annotated|Field|Literal|char|varchar|uuid)\b.*",
-    re.IGNORECASE,
-)
-
-_CODE_WORDS = frozenset(
-    {"await", "async", "new", "yield", "lambda", "function", "return", "typeof", "input"}
-    | {"prompt", "getpass", "self", "this"}
-)
-
-_KEYWORD_IN_VALUE = re.compile(r"(?i)passw|passwd|secret|token|api[_-]?key|apikey|credential")
-
-_PASS_FAMILY = re.compile(r"(?i)pass|pwd")
-
-_PATHLIKE = re.compile(r"(?:/|\./|\.\./|~/|[A-Za-z]:\\|\\\\)")
-
-_QUOTES = ('"', "'", "`")
-
-# A secret's name and value as two quoted arguments: `("API_TOKEN", "`.
-_ARGUMENT_PAIR = re.compile(r"[\"'],[ \t]*\\?[\"']$")
-
-# An environment or property name followed by its own operator: `API_KEY=`, `jdbc.url=`.
-_NEXT_KEY = re.compile(r"(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:[._][a-z0-9]+)+)[=:]")
-
-# A key that names a published value: `publicToken`, `publishable_token`.
-_PUBLIC_NAME = re.compile(r"(?i)publi(?:c|shable)[_.-]?token")
-
-# Anti-forgery tokens are per-session form values, not credentials (`csrf-token=`, `_xsrf`).
-_CSRF = re.compile(r"(?i)[cx]srf")
-
-# A Maven/Gradle/npm coordinate after `group:` (artifact-version, or artifact:version).
-_COORDINATE = re.compile(r"[a-z][a-z0-9_.-]*[-:]v?[0-9]+(?:\.[0-9]+)+[A-Za-z0-9.+-]*")
-
-_VERSION = re.compile(r"[~^<>=]{0,2}v?[0-9]+(?:\.[0-9x*]+)+(?:[-+][A-Za-z0-9.]+)?")
-
-# A lower-case kebab or snake name (`api-key`, `db_password`): how manifests name a secret.
-_REFERENCE = re.compile(r"[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+")
-
-
-def _looks_like_word(value: str) -> bool:
-    """Letters only and short: after `key:` in prose this is a word, not a secret."""
-    return len(value) < 16 and value.isalpha()
-
-
-def _reject_assigned_value(secret: str, before: str, after: str) -> bool:
-    """Keep literals in assignments; drop placeholders, code that reads the secret, type hints."""
-    if is_placeholder(secret) or looks_fake(secret) or before.startswith("://"):
-        return True
-    # `ops_eyJzaWdu...`: a value cut short in the text is shown as an example, not a secret.
-    if after.startswith(("..", "…")):
-        return True
-    # `GITHUB_API_KEY= DYNATRACE_API_KEY=` (lines joined into one, as the preview does): the
-    # next key with an empty value of its own, not this key's value.
-    if _NEXT_KEY.match(secret) is not None:
-        return True
-    # `publicToken = "..."`, `publishable_token`: made to be published, not a secret.
-    if _PUBLIC_NAME.search(before) is not None:
-        return True
-    # `getenv("API_TOKEN", "...")`: a default or a property value, kept when it looks issued.
-    if _ARGUMENT_PAIR.search(before) is not None:
-        mixed = any(c.isupper() for c in secret) and any(c.islower() for c in secret)
-        issued = _random_value(secret) or (len(secret) >= 8 and mixed)
-        return not issued or _KEYWORD_IN_VALUE.search(secret) is not None
-    if before.endswith(_QUOTES) and after.startswith(_QUOTES):
-        if len(secret) < 3:
-            return True
-        # `"@octokit/auth-token": "^4.0.0"`: a package and its version range.
-        if _VERSION.fullmatch(secret) is not None and _PASS_FAMILY.search(before) is None:
-            return True
-        # Prose in a quoted `secret: "used to sign cookies"` is no secret; a passphrase may be.
-        return any(c.isspace() for c in secret) and _PASS_FAMILY.search(before) is None
-    if before.endswith(">"):  # <password>...</password>
-        return len(secret) < 3
-    op = before.rstrip()
-    prose_like = op.endswith(":") or before.startswith("--")
-    ident = _IDENTIFIER.fullmatch(secret) is not None
-    return (
-        len(secret) < 4
-        or _CSRF.search(before) is not None
-        # `"@octokit/auth-token": "^4.0.0"`: a package and its version range.
-        or _VERSION.fullmatch(secret) is not None
-        # `io.jsonwebtoken:jjwt-jackson-0.11.2`: a package coordinate, not a value.
-        or (before.endswith(":") and _COORDINATE.fullmatch(secret) is not None)
-        # `key: api-key`, `secretName: db-password`: the name of a secret, not its value.
-        or (
-            _REFERENCE.fullmatch(secret) is not None
-            and _KEYWORD_IN_VALUE.search(secret) is not None
-        )
-        or secret.lower() in _CODE_WORDS
-        or secret.startswith(("-", "!", "&", "*"))
-        or (prose_like and _looks_like_word(secret))
-        # `token: config.api_token` reads a value; `token: s.Q7vLm2Xp9RtK4wNb8ZcYh3Df` is one.
-        or (_DOTTED_NAME.fullmatch(secret) is not None and not _random_segment(secret))
-        or _TYPE_NAME.fullmatch(secret) is not None
-        or _PATHLIKE.match(secret) is not None
-        # `api_key=api_key`, `token=GITHUB_TOKEN`: a variable passed on, not a literal.
-        or (
-            ident
-            and _KEYWORD_IN_VALUE.search(secret) is not None
-            and ("_" in secret or not any(c.isdigit() for c in secret))
-        )
-    )
-
-
-def _random_segment(value: str) -> bool:
-    """A dotted name with a part no one would type: 16+ characters mixing digits and cases."""
-    return any(
-        len(part) >= 16
-        and any(c.isdigit() for c in part)
-        and any(c.isupper() for c in part)
-        and any(c.islower() for c in part)
-        for part in re.split(r"[.:>-]+", value)
-    )
 
 
 def _reject_connection_password(secret: str, _before: str, _after: str) -> bool:
@@ -156,37 +38,6 @@ def _reject_bare_header(secret: str, before: str, after: str) -> bool:
     """`Authorization: <value>` without a scheme word: only a value with a digit in it (a word
     or a sentence after the colon is prose, `Bearer` alone a scheme with its token elsewhere)."""
     return _reject_header(secret, before, after) or not any(c.isdigit() for c in secret)
-
-
-def _quoted(first: int) -> str:
-    """A quoted literal (", ' or `; quotes may be backslash-escaped) whose inside is secret{n}.
-
-    Any length: the value runs to its closing quote on the same line."""
-    return "|".join(
-        rf"\\?{q}(?P<secret{first + i}>[^{q}\r\n]+?)\\?{q}" for i, q in enumerate(('"', "'", "`"))
-    )
-
-
-# Words that end a key naming a secret: DB_PASSWORD, apiKey, client_secret, GITHUB_TOKEN.
-_SECRET_KEYWORD = (
-    r"(?i:passwd|password|passphrase|[_.-]pass|pwd|secret|token|credentials?|apikey"
-    r"|(?:api|secret|access|private|auth|client|encryption|signing|master|app|session)[_-]?key)"
-)
-
-_ASSIGN_TRIGGER = (
-    r"(?i:pass|pwd|secret|token|credential|credentials|key|passphrase|passwd|password)"
-    r"(?:\\?[\"'`]\]?)?[ \t]*(?:[A-Za-z_*][A-Za-z0-9_.]*[ \t]+)?\??\.?(?:[:=]|<-)"
-)
-
-# An unquoted value runs to whitespace or punctuation that ends it; a final "." or ":" is the
-# sentence's, not the value's.
-_BARE_VALUE = (
-    r"(?P<secret4>[^\s\"'`,;(){}\[\]<>\\]*[^\s\"'`,;(){}\[\]<>\\.:])"
-    # `..` or `...` after it: the value is cut short (an example), which `reject` sees.
-    r"(?:\.\.\.?|[\s,;)}\]\"'`\\.:]|$)"
-)
-
-_FLAGS = r"(?i:password|passwd|token|api-key|secret|client-secret|access-token)"
 
 
 def _basic(user: str, password: str) -> str:
@@ -357,40 +208,8 @@ CONTEXT: Final[tuple[LeakRule, ...]] = (
         ),
         shape="`;Password=` + value + `;`",
     ),
-    # Secrets spelled out in code and config: `password = "..."`, `API_KEY=...`, `token: ...`,
-    # `"client_secret": "..."`, `<password>...</password>`, `--password ...`, Makefile `?=`,
-    # Go `:=`. Only the value is masked; values read from the environment or templated in, and
-    # reference names (`key: api-key`), are left alone.
-    LeakRule(
-        "password-assignment",
-        # The optional `://user` start lets `reject` see a URL's userinfo (url-credentials'), and
-        # the optional `csrf`/`public` start a name that is no secret's (`publicToken`).
-        rf"(?:://[A-Za-z0-9._~%+-]{{0,64}}?)?(?:(?i:[cx]srf|publi(?:c|shable))[-_.]?)?{_SECRET_KEYWORD}{ASSIGN}(?:{_quoted(1)}|{_BARE_VALUE})"
-        # <password>value</password>, also with the value on a line of its own.
-        rf"|{_SECRET_KEYWORD}>(?:[ \t]*\r?\n)?[ \t]*(?P<secret5>[^<\s]+)[ \t]*(?:\r?\n[ \t]*)?</"
-        rf"|--{_FLAGS}(?:=|[ \t]{{1,4}})(?P<secret6>[^\s\"'`]+)"
-        # A name and its value as two quoted arguments: `setProperty("API_TOKEN", "...")`.
-        rf"|{_SECRET_KEYWORD}\\?[\"'][ \t]{{0,4}},[ \t]{{0,4}}\\?[\"']"
-        rf"(?P<secret7>[^\"'\s\\]{{8,256}})\\?[\"']",
-        rf"{_ASSIGN_TRIGGER}|{_SECRET_KEYWORD}>|--{_FLAGS}|{_SECRET_KEYWORD}\\?[\"'][ \t]*,",
-        _reject_assigned_value,
-        family="generic",
-        context=True,
-        examples=(
-            f'password = "{fake(B62, 14, "pa1")}"',
-            f"DB_PASSWORD ?= {fake(B62, 12, 'pa2')}",
-            f'System.setProperty("API_TOKEN", "{fake(B62, 20, "pa3")}");',
-            f"<apiToken>\n    {fake(B62, 24, 'pa4')}\n</apiToken>",
-            f'$dbPassword .= "{fake(B62, 14, "pa5")}";',
-        ),
-        near_misses=(
-            'password = os.getenv("DB_PASSWORD") and token = process.env.TOKEN',
-            "GITHUB_API_KEY=\nDYNATRACE_API_KEY=",
-            "SENTRY_AUTH_TOKEN= SENTRY_ORG=acme db.password= db.url=jdbc:h2:mem",
-            "publicToken = 'pk8Hc2LxQ0vWm4Rz7Tn1Ya5Ub'; export API_TOKEN=sk3Fg...",
-            'label("password", "Password"); os.getenv("API_TOKEN", "changeme")',
-            'fn::secret: ops_eyJhbGciOi...[truncated] and token: "sha256~XXXX_YOUR_TOKEN_HERE"',
-        ),
-        shape="`<secret-named key> = value`",
-    ),
+    # Secrets spelled out beside a credential word in any syntax (`leak_context`):
+    # `password = "..."`, `ZORBLAX_API_KEY=...`, `<apiToken>...`, prose, CLI flags, arguments.
+    ASSIGNMENT_RULE,
+    *CONTEXT_RULES,
 )
