@@ -192,12 +192,12 @@ SHARED_CODES: Final = table(
     INTEGER_OUT_OF_RANGE := _c(
        "integer_out_of_range", (JSON, RICH),
        "An integer literal outside 64 bits, which JSON readers would silently turn into a "
-       "float: refused (send it as a string). In a reply's text at `$`; in a `json` tool "
-       "call's or a rich-output call's arguments at its path; in a record's envelope the "
-       "record is an `invalid_envelope` dead letter.",
-       "$",
-       "the integer at character 41 has 30 digits, beyond the 64-bit range it could be "
-       "carried in exactly; send it as a string",
+       "float: refused (send it as a string). In a reply's text or a `json` tool call's or a "
+       "rich-output call's arguments at its path; in a record's envelope the record is an "
+       "`invalid_envelope` dead letter.",
+       "segments[0].data.id",
+       "has 30 digits, beyond the 64-bit range it could be carried in exactly; send it as "
+       "a string",
        "has {digits} digits, beyond the 64-bit range it could be carried in exactly; "
        "send it as a string",
        at="the integer at character {at} has {digits} digits, beyond the 64-bit range it "
@@ -205,7 +205,7 @@ SHARED_CODES: Final = table(
     NOT_FINITE := _c(
        "not_finite", (ANY,),
        "A number that is NaN or infinite, or a literal beyond the double range (`1e400`) in "
-       "a tool call's arguments.",
+       "a reply's text or a tool call's arguments (at its path).",
        "blocks[0].series[0].values[2]", "Input should be a finite number",
        "is too large to be a finite number",
        nan="is NaN or infinite: JSON has no such number (send null or a finite number)"),

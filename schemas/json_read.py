@@ -16,7 +16,7 @@ import orjson
 from schemas.codes import DUPLICATE_KEY, LONE_SURROGATE, MAX_ISSUES, NOT_JSON, TOO_MANY_ERRORS
 from schemas.contract import ReplyInput
 from schemas.errors import Issue, child_path, json_path
-from schemas.json_numbers import as_written, wide_integer, wide_number_issues
+from schemas.json_numbers import as_written, loads_wide, wide_integer, wide_number_issues
 
 # A key's path from the value's root: keys and indexes.
 KeyPath = tuple[str | int, ...]
@@ -169,6 +169,26 @@ def _wide_argument(arguments: Any) -> Issue | None:
     return None
 
 
+def _wide_numbers(text: str) -> tuple[Issue, ...]:
+    """An issue at its path for each number in `text` that no 64-bit value holds (bounded), as
+    a tool call's arguments get them; () when `text` is not one JSON value read that way.
+    Only for a text already refused for such a number: a valid reply never pays for it."""
+    try:
+        value = loads_wide(text.encode("utf-8", "surrogatepass"))
+    except ValueError:
+        return ()
+    issues = wide_number_issues(value, limit=MAX_ISSUES + 1)
+    if len(issues) > MAX_ISSUES:
+        return (*issues[:MAX_ISSUES], TOO_MANY_ERRORS.issue("$", listed=MAX_ISSUES))
+    return tuple(issues)
+
+
+def _infinite_numbers(text: str, error: orjson.JSONDecodeError) -> tuple[Issue, ...]:
+    """`not_finite` at its path for a literal beyond the doubles (`1e400`) that orjson refused
+    `text` for, or () when it refused `text` for anything else."""
+    return _wide_numbers(text) if "infinity" in str(error) else ()
+
+
 def parse_value(reply: ReplyInput, what: str = "value") -> tuple[Any, tuple[Issue, ...]]:
     """The reply's one JSON value (the `json` call's arguments, or `output.text` parsed) and
     what is wrong with its transport: the rules shared by every JSON contract.
@@ -190,6 +210,9 @@ def parse_value(reply: ReplyInput, what: str = "value") -> tuple[Any, tuple[Issu
         lone = lone_surrogate_issue(text, exc)
         if lone is not None:
             return None, (lone,)
+        infinite = _infinite_numbers(text, exc)
+        if infinite:
+            return None, infinite
         problem = not_json("not_one", what=what, error=exc)
         located, issues = _located_object(text)
         return located, (problem, *issues)
@@ -200,7 +223,7 @@ def _read_whole(text: str, value: Any) -> tuple[Any, tuple[Issue, ...]]:
     """A text orjson read: refused for a wide integer, else the keys it gives twice."""
     wide = wide_integer(text)
     if wide is not None:
-        return None, (wide,)
+        return None, _wide_numbers(text) or (wide,)
     return value, tuple(duplicate_key_issues(duplicate_keys(text, value)))
 
 
@@ -214,8 +237,8 @@ def _located_object(text: str) -> tuple[Any, tuple[Issue, ...]]:
     inner = text[start : end + 1]
     try:
         value = orjson.loads(inner)
-    except orjson.JSONDecodeError:
-        return None, ()
+    except orjson.JSONDecodeError as exc:
+        return None, _infinite_numbers(inner, exc)
     if not isinstance(value, dict):
         return None, ()
     return _read_whole(inner, value)

@@ -81,7 +81,9 @@ def check(gate: Gate, raw: bytes) -> dict[str, Any]:
 def test_reply_text_with_a_wide_integer_asks_for_a_correction(gate: Gate) -> None:
     line = check(gate, orjson.dumps(raw_reply(output={"text": face_text(BIG)})))
     assert (line["verdict"], line["action"]) == ("rejected", "request_correction")
-    assert [(e["path"], e["code"]) for e in line["errors"]] == [("$", "integer_out_of_range")]
+    errors = [(e["path"], e["code"]) for e in line["errors"]]
+    assert errors == [("segments[0].data.id", "integer_out_of_range")]  # its path, no offset
+    assert "character" not in line["errors"][0]["message"]
     assert line["output"]["invalid_output"] == face_text(BIG)  # the reply as it came, exactly
 
 
@@ -105,6 +107,32 @@ WIDE = [
     ("1e400", "not_finite"),
     ("-1e999", "not_finite"),
 ]
+
+
+@pytest.mark.parametrize(("literal", "code"), WIDE)
+def test_a_reply_texts_wide_number_is_named_at_its_path_like_a_tool_calls(
+    gate: Gate, literal: str, code: str
+) -> None:
+    """The same number, through `output.text`: the same code at the same path, alone."""
+    line = check(gate, orjson.dumps(raw_reply(output={"text": face_text(literal)})))
+    assert (line["verdict"], line["action"]) == ("rejected", "request_correction")
+    assert [(e["path"], e["code"]) for e in line["errors"]] == [("segments[0].data.id", code)]
+    assert literal.lstrip("-") not in line["errors"][0]["message"]
+    assert line["output"]["invalid_output"] == face_text(literal)
+
+
+def test_every_wide_number_in_a_text_is_named_and_fenced_ones_too(gate: Gate) -> None:
+    text = '{"segments": [{"type": "face", "data": {"id": 1e400}}, {"type": "face", '
+    text += '"data": {"id": ' + BIG + "}}]}"
+    line = check(gate, orjson.dumps(raw_reply(output={"text": text})))
+    assert [(e["path"], e["code"]) for e in line["errors"]] == [
+        ("segments[0].data.id", "not_finite"),
+        ("segments[1].data.id", "integer_out_of_range"),
+    ]
+    fenced = "Here it is:\n```json\n" + face_text("-1e999") + "\n```"
+    line = check(gate, orjson.dumps(raw_reply(output={"text": fenced})))
+    codes = [(e["path"], e["code"]) for e in line["errors"]]
+    assert codes[0] == ("$", "not_json") and ("segments[0].data.id", "not_finite") in codes
 
 
 @pytest.mark.parametrize(("literal", "code"), WIDE)
