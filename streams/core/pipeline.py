@@ -682,10 +682,18 @@ def _mask_path(masker: Masker, path: str) -> str:
     )
 
 
+def outbound_text(masker: Masker, text: str) -> str:
+    """Text as it may leave replygate (a message, a log line): masked like the reply, and every
+    control character shown escaped."""
+    masked, _ = masker.mask_text(text)
+    return escape_controls(masked)
+
+
 def outbound_issue(masker: Masker, issue: Issue) -> Issue:
     """An issue as it may leave replygate (a record, a check line, a log): its path and message
     masked like the reply, and every control character shown escaped."""
-    message, _ = masker.mask_text(issue.message)
     return Issue(
-        escape_controls(_mask_path(masker, issue.path)), issue.code, escape_controls(message)
+        escape_controls(_mask_path(masker, issue.path)),
+        issue.code,
+        outbound_text(masker, issue.message),
     )

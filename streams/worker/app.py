@@ -262,7 +262,7 @@ def create_app(settings: Settings) -> GateApp:
     if settings.corrector.enabled:
         from streams.worker.corrector import register_corrector
 
-        register_corrector(app, settings.corrector, topology, kafka.partitions)
+        register_corrector(app, settings.corrector, topology, kafka.partitions, gate.masker)
     return app
 
 

@@ -20,7 +20,8 @@ import orjson
 from pydantic import ValidationError
 
 from schemas.records import CorrectionRequest, ErrorEntry, ModelOutput, RawReply
-from streams.core.pipeline import iso
+from streams.core.leaks import Masker
+from streams.core.pipeline import iso, outbound_text
 from streams.core.trace import trace_of
 from streams.settings import CorrectorSettings
 
@@ -30,6 +31,16 @@ if TYPE_CHECKING:
     from streams.broker.topology import Topology
 
 log = logging.getLogger("replygate.corrector")
+
+_BUILT_IN: list[Masker] = []
+
+
+def _built_in_masker() -> Masker:
+    """The built-in leak rules, built once, for a corrector run without the gate's masker."""
+    if not _BUILT_IN:
+        _BUILT_IN.append(Masker())
+    return _BUILT_IN[0]
+
 
 MAX_RESPONSE_BYTES: Final = 1024 * 1024
 PROVIDER: Final = "corrector"
@@ -193,21 +204,29 @@ async def complete(
 
 
 async def correct(
-    client: httpx.AsyncClient, settings: CorrectorSettings, raw: bytes, now: datetime | None = None
+    client: httpx.AsyncClient,
+    settings: CorrectorSettings,
+    raw: bytes,
+    now: datetime | None = None,
+    masker: Masker | None = None,
 ) -> RawReply | None:
-    """The attempt-1 reply for one correction request, or None (logged) when there is none."""
+    """The attempt-1 reply for one correction request, or None (logged) when there is none.
+
+    What is logged goes out like everything replygate writes: masked by `masker` (the gate's;
+    the built-in rules without one), its control characters escaped."""
+    masker = masker or _built_in_masker()
     try:
         request = parse_request(raw)
     except ValueError as exc:
-        log.error("skipping a malformed correction request: %s", exc)
+        log.error("skipping a malformed correction request: %s", outbound_text(masker, str(exc)))
         return None
     try:
         content = await complete(client, settings, build_messages(request))
     except CorrectionFailed as exc:
         log.warning(
             "correction of turn %s failed (%s); the deadline will send the failure notice",
-            request.turn_id,
-            exc,
+            outbound_text(masker, request.turn_id),
+            outbound_text(masker, str(exc)),
         )
         return None
     moment = now or datetime.now(UTC)
@@ -215,9 +234,14 @@ async def correct(
 
 
 def register_corrector(
-    app: faust.App, settings: CorrectorSettings, topology: Topology, partitions: int
+    app: faust.App,
+    settings: CorrectorSettings,
+    topology: Topology,
+    partitions: int,
+    masker: Masker | None = None,
 ) -> Any:
-    """Add the corrector agent to the worker: corrections in, attempt-1 replies out."""
+    """Add the corrector agent to the worker: corrections in, attempt-1 replies out; its logs
+    masked by `masker` (the gate's)."""
     from streams.broker.refusals import denied, is_denied
     from streams.worker.sender import fail_stop
 
@@ -231,7 +255,7 @@ def register_corrector(
             async for event in stream.events():
                 raw, message = event.value, event.message
                 try:
-                    reply = await correct(client, settings, raw)
+                    reply = await correct(client, settings, raw, masker=masker)
                 except Exception as exc:  # one odd record must not stop the corrector
                     # The type only: a message or traceback could quote the request.
                     log.error("correction failed unexpectedly (%s)", type(exc).__name__)

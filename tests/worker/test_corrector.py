@@ -316,6 +316,29 @@ async def test_malformed_request_is_skipped_without_a_call(
     assert "malformed correction request" in caplog.text and "HIDDEN" not in caplog.text
 
 
+# A real-format GitHub token (ghp_ + 36 characters), written here so no scanner flags a file.
+GITHUB_TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYz1A2"
+
+
+async def test_a_malformed_requests_log_line_is_masked_and_escaped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The reason names the request's fields: a field named by a secret or by terminal controls
+    is logged masked and escaped, like everything else replygate writes."""
+    caplog.set_level(logging.ERROR)
+    raw = orjson.dumps({**request(), GITHUB_TOKEN: 1, "\x1b[2J\x07": 2})
+    with ScriptedLLM([Canned("", content=GOOD)]) as llm:
+        async with httpx.AsyncClient() as client:
+            assert await correct(client, settings_for(llm), raw, NOW) is None
+    assert llm.requests() == []
+    logged = [r.getMessage() for r in caplog.records if "malformed" in r.getMessage()]
+    assert len(logged) == 1
+    assert "fields:" in logged[0]  # still says what was wrong
+    assert GITHUB_TOKEN not in logged[0] and "[REDACTED:" in logged[0]
+    assert "\x1b" not in logged[0] and "\x07" not in logged[0]
+    assert "\\x1b" in logged[0] or "\\u001b" in logged[0]
+
+
 # ---- through the real broker and a real worker --------------------------------------------
 
 
