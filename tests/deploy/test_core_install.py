@@ -7,7 +7,6 @@ directory kept under .run/ (filled once from the package index, then offline and
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -16,6 +15,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from tests.support.checkout import copy_checkout
 from tests.support.kafka import REPO
 from tests.support.samples import encode, raw_reply
 
@@ -53,11 +53,7 @@ def core_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     wheels = filled_wheel_dir()
     tmp = tmp_path_factory.mktemp("core")
     source = tmp / "src"
-    shutil.copytree(
-        REPO,
-        source,
-        ignore=shutil.ignore_patterns(".venv", ".git", ".kafka-local", ".images", "build", ".run"),
-    )
+    copy_checkout(source)
     offline = ["--no-index", "--find-links", str(wheels)]
     pip(["wheel", "-q", "--no-deps", *offline, "-w", str(tmp / "dist"), str(source)])
     venv = tmp / "venv"

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
+from tests.support.checkout import copy_checkout
 from tests.support.kafka import REPO
 
 
 def test_the_wheel_holds_every_layer_and_nothing_of_dev_tests_or_bench(tmp_path: Path) -> None:
     source = tmp_path / "src"
-    shutil.copytree(
-        REPO,
-        source,
-        ignore=shutil.ignore_patterns(".venv", ".git", ".kafka-local", ".images", "build", ".run"),
-    )
+    copy_checkout(source)
     built = subprocess.run(
         [
             sys.executable,
