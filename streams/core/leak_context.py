@@ -114,7 +114,7 @@ _TRIGGER_WORDS: Final = (
 ASSIGNMENT_TRIGGER: Final = (
     rf"{_TRIGGER_WORDS}s?(?:\\?[\"'`]\]?)?[ \t]*(?:[A-Za-z_*][A-Za-z0-9_.]*[ \t]+)?\??[.+]?"
     rf"(?:[:=]|<-|->)"
-    rf"|{_TRIGGER_WORDS}s?[ \t>]|{_TRIGGER_WORDS}s?[\"'][ \t]*>"
+    rf"|{_TRIGGER_WORDS}s?>|<[A-Za-z0-9_.:-]*{_TRIGGER_WORDS}s?[ \t]|{_TRIGGER_WORDS}s?[\"'][ \t]*>"
     rf"|{_TRIGGER_WORDS}s?[\"'][ \t]+(?i:value)|{_TRIGGER_WORDS}s?\\?[\"'][ \t]*,"
 )
 
@@ -470,9 +470,13 @@ PROSE: Final = (
     rf"[ \t]{{1,4}}(?:(?i:the|your|my|our|a)[ \t]{{1,4}})?(?:[A-Za-z0-9]{{1,30}}[ \t]{{1,4}})?"
     r"(?i:password|passwd|passphrase|token|secret|key|pat)\b"
 )
+# Every match holds a digit in its value's first characters, or is netrc's `login u password`
+# or `use X as`: prose about keys and passwords without one stays on the clean path.
 PROSE_TRIGGER: Final = (
-    r"(?i:password|passwd|passphrase|pwd|secret|token|credential|key|pat|auth)s?[ \t:=\-]"
-    r"|(?i:login|user)[ \t]|(?i:use)[ \t]"
+    r"(?i:password|passwd|passphrase|pwd|secret|token|credentials?|key|pat|auth)s?"
+    r"[^\r\n0-9]*[0-9]"
+    r"|(?i:login|user)[ \t]+[^\s]+\s+(?i:password|passwd)[ \t]"
+    r"|(?i:use)[ \t][^\r\n]*[ \t](?i:as|for)[ \t]"
 )
 
 _FLAG_WORDS: Final = (
@@ -510,9 +514,9 @@ FLAGS: Final = (
     rf"|\bConvertTo-SecureString[ \t]{{1,4}}(?:-String[ \t]{{1,4}})?{_flag_value(23)}"
 )
 FLAGS_TRIGGER: Final = (
-    rf"-{_FLAG_WORDS}|[a-z0-9]-{_FLAG_WORDS}|-[A-Z][A-Za-z]*{_PS_WORDS}|-[uU][ \t]"
-    r"|mysql|mariadb|sshpass|redis-cli|/(?i:p|pass|password|pwd|pw|passwd|user|u)[:=]"
-    r"|ConvertTo-SecureString"
+    rf"\B--?(?:[A-Za-z0-9]+[-_.])*{_FLAG_WORDS}(?:=|[ \t])|\B-(?:[A-Z][a-z0-9]+)*{_PS_WORDS}[ \t]"
+    r"|\B-[uU]|(?:mysql|mariadb)[^\r\n]*[ \t]-p|sshpass[ \t]|redis-cli[^\r\n]*[ \t]-a[ \t]"
+    r"|\B/(?i:p|pass|password|pwd|pw|passwd|user|u)[:=]|ConvertTo-SecureString"
 )
 
 # A call or constructor whose name ends in a credential word, its arguments: the quoted ones
@@ -522,7 +526,9 @@ ARGUMENTS: Final = (
     rf"(?P<secret>{NAME}(?:entication|enticate|entials?)?[ \t]{{0,4}}(?:=[ \t]{{0,4}})?"
     r"\((?:[^()\r\n]|\([^()\r\n]*\))+\))"
 )
-ARGUMENTS_TRIGGER: Final = rf"{_TRIGGER_WORDS}(?i:entication|enticate|entials?)?s?[ \t]*=?[ \t]*\("
+ARGUMENTS_TRIGGER: Final = (
+    rf"{_TRIGGER_WORDS}(?i:entication|enticate|entials?)?s?[ \t]*=?[ \t]*\([^)\r\n]*[\"']"
+)
 _LITERAL = re.compile(
     r"\\?\"((?:[^\"\\\n]|\\[^\"\n]){1,512}?)\\?\"|\\?'((?:[^'\\\n]|\\[^'\n]){1,512}?)\\?'"
 )
