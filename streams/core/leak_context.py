@@ -474,9 +474,9 @@ PROSE: Final = (
 # or `use X as`: prose about keys and passwords without one stays on the clean path.
 PROSE_TRIGGER: Final = (
     r"(?i:password|passwd|passphrase|pwd|secret|token|credentials?|key|pat|auth)s?"
-    r"[^\r\n0-9]*[0-9]"
+    rf"{_FILLER}*[ \t]+[\"'`(]?[A-Za-z!@#$%^&*+/_.~-]*[0-9]"
     r"|(?i:login|user)[ \t]+[^\s]+\s+(?i:password|passwd)[ \t]"
-    r"|(?i:use)[ \t][^\r\n]*[ \t](?i:as|for)[ \t]"
+    r"|(?i:use)[ \t]+[\"'`]?[^\s\"'`]*[0-9][^\s\"'`]*[\"'`]?[ \t]+(?i:as|for)[ \t]"
 )
 
 _FLAG_WORDS: Final = (
