@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 import yaml
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError
 
 from streams.errors import RuntimeFailure
@@ -41,6 +42,12 @@ PARTITIONS = 4  # REPLYGATE_PARTITIONS of the local overlay
 # 2-core machine, so at this offered rate a backlog builds on any machine.
 RATE = 1500.0
 PARTS = 100
+# Turns offered while no worker runs, before the one worker starts: the backlog then exists on
+# a machine where the producer is no faster than a worker (a loaded one: ~200 turns/s offered,
+# ~600/s drained by one worker), and it outlasts the HPA's reaction (the pod's start, the
+# gauge's first scrape, the 15 s window: ~50 s there); the producer goes on offering turns as
+# fast as it can until the HPA has scaled out.
+BACKLOG = 50_000
 NAMESPACE = "replygate"
 METRIC = "replygate_input_lag"
 COMPONENT = REPO / "deploy/k8s/components/hpa-lag/hpa.yaml"
@@ -250,6 +257,11 @@ class NewPods(threading.Thread):
                         self.line.first_delivery[name] = self.line.now()
             self.stop.wait(0.5)
 
+    def scaled_out_pods(self) -> set[str]:
+        """The pods the HPA added: all seen but the first (the one worker started under the
+        backlog, seen within a poll of its start, long before any scale-out)."""
+        return set(list(self.ips)[1:])
+
     def _list(self) -> None:
         try:
             pods = worker_pods()
@@ -294,20 +306,23 @@ def wait_progress(
 
 
 async def end_offsets(servers: str, topics: tuple[str, ...]) -> dict[TopicPartition, int]:
+    """The end offsets of every partition of these topics (those that exist)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=servers, request_timeout_ms=10_000)
     consumer = AIOKafkaConsumer(bootstrap_servers=servers, request_timeout_ms=10_000)
-    await consumer.start()
+    await admin.start()
     try:
-        existing = await consumer.topics()  # metadata; asking for a missing topic would make it
+        await consumer.start()
+        # only topics that exist: asking the broker about another would create it
+        names = [t for t in topics if t in set(await admin.list_topics())]
+        described = await admin.describe_topics(names) if names else []
         tps = [
-            TopicPartition(t, p)
-            for t in topics
-            if t in existing
-            for p in consumer.partitions_for_topic(t) or ()
+            TopicPartition(t["topic"], p["partition"]) for t in described for p in t["partitions"]
         ]
         ends: dict[TopicPartition, int] = await consumer.end_offsets(tps)
         return ends
     finally:
         await consumer.stop()
+        await admin.close()
 
 
 async def read_between(
@@ -383,20 +398,33 @@ def test_lag_hpa_scales_out_before_cpu_would_and_in_when_drained(
             METRIC_SECONDS,
             poll=POLL_SECONDS,
         )
-        wait_for("the lag metric", lambda: external_lag() < target, METRIC_SECONDS, POLL_SECONDS)
+        wait_for(
+            "the lag below target before the backlog",
+            lambda: external_lag() < target,
+            METRIC_SECONDS,
+            POLL_SECONDS,
+        )
         outputs = (DELIVERY_TOPIC, DLQ_TOPIC)
         start = asyncio.run(end_offsets(workers, outputs))
-        before = {pod["metadata"]["name"] for pod in worker_pods()}
+        scale(0)  # the HPA leaves a Deployment at 0 replicas alone
+        wait_ready(0)
         run = new_run()
         producer = Producer(
             workers, int(RATE * SCALE_OUT_SECONDS), RATE, plain=True, parts=PARTS, prefix=run
         )
         line = Timeline(workers, cpu)
-        watcher = NewPods(line, before)
+        watcher = NewPods(line, set())
         producer.start()
         watcher.start()
         try:
             try:
+                wait_progress(
+                    f"{BACKLOG} turns offered with no worker running",
+                    lambda: float(BACKLOG - producer.produced),
+                    lambda v: v <= 0 or producer.done.is_set(),
+                    STALL_SECONDS,
+                )
+                scale(1)
                 wait_for(
                     "the HPA to scale out",
                     lambda: line.sample()[0] > 1,
@@ -412,7 +440,7 @@ def test_lag_hpa_scales_out_before_cpu_would_and_in_when_drained(
             cpu_above = line.cpu_above
             wait_for(
                 "a new pod's first delivery",
-                lambda: line.first_delivery,
+                lambda: watcher.scaled_out_pods() & set(line.first_delivery),
                 DELIVERY_SECONDS,
                 POLL_SECONDS,
             )
@@ -438,7 +466,10 @@ def test_lag_hpa_scales_out_before_cpu_would_and_in_when_drained(
     produced = producer.produced
     stop = asyncio.run(end_offsets(workers, outputs))
     outcomes = judge(asyncio.run(read_between(workers, start, stop)), run, produced)
-    first_pod, first_delivery = min(line.first_delivery.items(), key=lambda kv: kv[1])
+    first_pod, first_delivery = min(
+        ((pod, t) for pod, t in line.first_delivery.items() if pod in watcher.scaled_out_pods()),
+        key=lambda kv: kv[1],
+    )
     cpu_earliest = None if cpu_above is None else cpu_above - POLL_SECONDS + cpu.window_s
     report = (
         f"lag hpa (target {target:g} per pod): {produced} turns offered at up to {RATE:g}/s from "
