@@ -5,8 +5,8 @@ Prometheus from the workers' `replygate_consumer_lag` gauge. Under a backlog it 
 before the CPU component (deploy/k8s/components/hpa, the fallback) could have; a new pod
 delivers; once drained it scales back in; and every turn has exactly one outcome throughout.
 
-The load is bounded by time, not by size: replies of PARTS segments offered faster than one
-worker handles them until the HPA scales out, then no more. "Before CPU alone would": the CPU
+The load: BACKLOG replies of PARTS segments offered while no worker runs, then one worker
+started under them while more are offered as fast as the producer can, until the HPA scales out. "Before CPU alone would": the CPU
 component cannot scale out before its scale-up window has passed since the workers' CPU (read
 here from metrics-server, as that HPA reads it) first went above its target; the lag HPA's
 scale-out must come earlier. Every wait is bounded by the lack of progress (the lag not
