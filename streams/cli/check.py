@@ -193,12 +193,17 @@ def _control_line(raw: bytes, limit: int) -> dict[str, Any] | None:
 
 
 def check_one(
-    session: CheckSession, line: Line | bytes, line_no: int, now: datetime | None = None
+    session: CheckSession,
+    line: Line | bytes,
+    line_no: int,
+    now: datetime | None = None,
+    fallback_id: str | int | None = None,
 ) -> Decision:
     """One line's decision; a TurnControl is checked as one (a cancel delivers nothing).
 
     A line too large is said with its whole length, one not UTF-8 with the byte where it
-    stops being so: both are dead letters, as in the worker, before any JSON is read."""
+    stops being so: both are dead letters, as in the worker, before any JSON is read. A
+    record without an id is shown as `fallback_id` (its line number by default)."""
     from schemas import codes
     from streams.broker.topology import Topology
     from streams.core.pipeline import Decision, Source
@@ -206,20 +211,21 @@ def check_one(
     if isinstance(line, bytes):
         line = Line(line, len(line))
     raw, settings, gate = line.raw, session.gate.settings, session.gate
+    shown = line_no if fallback_id is None else fallback_id
     source = Source(Topology.of(settings).replies.name, 0, line_no - 1)
     if line.size > settings.max_record_bytes:
         issue = codes.RECORD_TOO_LARGE.issue(
             "$", size=line.size, limit=settings.max_record_bytes
         )
-        return gate.dead_letter(raw, source, "record_too_large", [issue], line_no)
+        return gate.dead_letter(raw, source, "record_too_large", [issue], shown)
     problem = encoding_problem(raw, line_no)
     if problem is not None:
         issue = codes.NOT_JSON.issue("$", error=problem)
-        return gate.dead_letter(raw, source, "not_json", [issue], line_no)
+        return gate.dead_letter(raw, source, "not_json", [issue], shown)
     if _control_line(raw, settings.max_record_bytes) is None:
-        return session.line(raw, line_no, now or datetime.now(UTC))
+        return session.line(raw, line_no, now or datetime.now(UTC), shown)
     source = Source(Topology.of(settings).control.name, 0, line_no - 1)
-    control = session.gate.read_control(raw, source)
+    control = session.gate.read_control(raw, source, shown)
     if isinstance(control, Decision):
         return control
     return Decision(id=session.gate.shown_id(control.turn_id), verdict="no_reply", action="none")
@@ -362,7 +368,11 @@ def run(args: argparse.Namespace, stdout: IO[bytes]) -> int:
         for name in names:
             stream = _open(name)
             try:
-                _check_all(session, lines(stream, keep), stdout, name, tally, args.now)
+                # several files: a record without an id names its file too (`b.jsonl:3`)
+                shown_name = name if len(names) > 1 else None
+                _check_all(
+                    session, lines(stream, keep), stdout, name, tally, args.now, shown_name
+                )
             finally:
                 if name != "-":
                     stream.close()
@@ -390,6 +400,7 @@ def _check_all(
     name: str,
     tally: Tally,
     now: datetime | None,
+    shown_name: str | None = None,
 ) -> None:
     interactive, first = name == "-", True
     try:
@@ -401,7 +412,8 @@ def _check_all(
                 shown = "standard input" if interactive else name
                 raise Unreadable(f"{shown} is not UTF-8 text (a binary file?): nothing was checked")
             first = False
-            decision = check_one(session, line, line_no, now)
+            fallback = line_no if shown_name is None else f"{shown_name}:{line_no}"
+            decision = check_one(session, line, line_no, now, fallback)
             tally.add(decision)
             stdout.write(decision.line_json() + b"\n")
             if interactive:

@@ -34,25 +34,29 @@ class CheckSession:
         # the chunk lines read so far, by (turn_id, attempt), oldest first
         self.streams: dict[tuple[str, int], ChunkBuffer] = {}
 
-    def line(self, raw: bytes, line_no: int, now: datetime) -> Decision:
+    def line(
+        self, raw: bytes, line_no: int, now: datetime, fallback_id: str | int | None = None
+    ) -> Decision:
         """A line with `turn_id` is a RawReply, with `call_id` a ToolCall.
 
-        A JSON Lines file reads like one partition: the offset is the 0-based line index.
+        A JSON Lines file reads like one partition: the offset is the 0-based line index. A
+        record without an id is shown as `fallback_id` (its line number by default).
         """
         gate = self.gate
+        shown = line_no if fallback_id is None else fallback_id
         replies = Source(self.replies, 0, line_no - 1)
-        decoded = gate.read_json(raw, replies, line_no)
+        decoded = gate.read_json(raw, replies, shown)
         if isinstance(decoded, Decision):
             return decoded
         if isinstance(decoded, dict) and "turn_id" in decoded:
-            decision = gate.decide_reply_json(raw, decoded, replies, now, line_no, self)
+            decision = gate.decide_reply_json(raw, decoded, replies, now, shown, self)
             self._held(decision)
             return decision
         if isinstance(decoded, dict) and "call_id" in decoded:
             tools = Source(self.toolcalls, 0, line_no - 1)
-            return gate.decide_tool_call_json(raw, decoded, tools, line_no)
+            return gate.decide_tool_call_json(raw, decoded, tools, shown)
         issue = codes.UNKNOWN_RECORD.issue("$")
-        return gate.dead_letter(raw, replies, "invalid_envelope", [issue], line_no)
+        return gate.dead_letter(raw, replies, "invalid_envelope", [issue], shown)
 
     # ---- the TurnView the gate reads ------------------------------------------------------
 

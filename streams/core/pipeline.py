@@ -201,7 +201,7 @@ class Gate:
         decoded: Any,
         source: Source,
         now: datetime,
-        fallback: int,
+        fallback: str | int,
         turns: TurnView = NO_TURNS,
     ) -> Decision:
         """`decide_reply` for a record already read as JSON (`decoded`, the value of `raw`)."""
@@ -255,7 +255,7 @@ class Gate:
         return self.decide_tool_call_json(raw, decoded, source, fallback)
 
     def decide_tool_call_json(
-        self, raw: bytes, decoded: Any, source: Source, fallback: int
+        self, raw: bytes, decoded: Any, source: Source, fallback: str | int
     ) -> Decision:
         """`decide_tool_call` for a record already read as JSON."""
         record_id = _record_id(decoded, "call_id", fallback)
@@ -267,12 +267,16 @@ class Gate:
         key_issues = duplicate_key_issues([path[1:] for path in in_arguments])
         return self.judge_tool_call(call, key_issues)
 
-    def read_control(self, raw: bytes, source: Source) -> TurnControl | Decision:
-        """A `turns.control` record, or its dead letter."""
-        decoded = self.read_json(raw, source, source.offset)
+    def read_control(
+        self, raw: bytes, source: Source, fallback_id: str | int | None = None
+    ) -> TurnControl | Decision:
+        """A `turns.control` record, or its dead letter (shown as `fallback_id` without an id:
+        its offset by default)."""
+        fallback = source.offset if fallback_id is None else fallback_id
+        decoded = self.read_json(raw, source, fallback)
         if isinstance(decoded, Decision):
             return decoded
-        record_id = _record_id(decoded, "turn_id", source.offset)
+        record_id = _record_id(decoded, "turn_id", fallback)
         twice = duplicate_keys(raw, decoded)
         return self._envelope(TurnControl, raw, decoded, source, record_id, twice)
 
@@ -483,7 +487,7 @@ class Gate:
         """Errors leave the gate too: a path can name a secret key, a message quote a value."""
         return tuple(outbound_issue(self.masker, issue) for issue in issues)
 
-    def read_json(self, raw: bytes, source: Source, fallback_id: int) -> Any:
+    def read_json(self, raw: bytes, source: Source, fallback_id: str | int) -> Any:
         """The parsed JSON value, or the dead-letter decision for bytes that are not one."""
         if len(raw) > self.settings.max_record_bytes:
             issue = codes.RECORD_TOO_LARGE.issue(
@@ -636,7 +640,7 @@ def progress_envelope_issues(reply: RawReply) -> list[Issue]:
     return []
 
 
-def _record_id(decoded: Any, key: str, fallback: int) -> str | int:
+def _record_id(decoded: Any, key: str, fallback: str | int) -> str | int:
     if isinstance(decoded, dict):
         value = decoded.get(key)
         if isinstance(value, str) and 0 < len(value) <= 200:

@@ -99,6 +99,28 @@ def test_several_files_in_order_and_a_missing_one_before_any_output(tmp_path: Pa
     assert missing.stderr.decode().startswith("replygate check: error: cannot read ")
 
 
+def test_a_record_without_an_id_names_its_file_when_several_are_given(tmp_path: Path) -> None:
+    """Line numbers count within each file: with several files the id says which file, for
+    every kind of record without an id (not JSON, not UTF-8, no turn_id or call_id, a control
+    line whose id is unusable); one file keeps the bare line number."""
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    control = orjson.dumps({"turn_id": "t" * 201, "action": "cancel"})
+    a.write_bytes(b"not json\n" + REPLY + b"\n")
+    b.write_bytes(b"\n" + b'{"x": 1}\n' + b"caf\xe9\n" + control + b"\n" + REPLY + b"\n")
+    done = replygate("check", str(a), str(b))
+    assert done.returncode == 0, done.stderr.decode()
+    assert [o["id"] for o in outputs(done)] == [
+        f"{a}:1",
+        "t-42",
+        f"{b}:2",
+        f"{b}:3",
+        f"{b}:4",
+        "t-42",
+    ]
+    alone = replygate("check", str(b))
+    assert [o["id"] for o in outputs(alone)] == [2, 3, 4, "t-42"]
+
+
 def test_an_unknown_option_is_refused_by_check_with_its_usage() -> None:
     done = replygate("check", "--bogus")
     assert done.returncode == 2
