@@ -20,8 +20,9 @@ error to find. Anything else goes to html5lib (a property test holds the shortcu
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, Final
 
 from html5lib import HTMLParser
@@ -239,24 +240,21 @@ def strictly_clean(payload: str) -> bool:
     return not stack
 
 
-def _reference_findings(payload: str) -> list[tuple[int, str]]:
-    """Reference errors in the text and the attribute values of well-formed tags."""
-    found: list[tuple[int, str]] = []
+def _reference_findings(payload: str) -> Iterator[tuple[int, str]]:
+    """Reference errors in the text and the attribute values of well-formed tags, in order."""
     for match in _TOKEN_RE.finditer(payload):
         if match.lastgroup == "text":
             start = match.start()
-            found.extend((start + at, code) for at, code in reference_errors(match.group()))
+            for at, code in reference_errors(match.group()):
+                yield start + at, code
         elif match.group("attrs"):
             base = match.start("attrs")
             for attr in _ATTR_RE.finditer(match.group("attrs")):
                 value = attr.group(2)
                 if value and "&" in value:
                     start = base + attr.start(2)
-                    found.extend(
-                        (start + at, code)
-                        for at, code in reference_errors(value, in_attribute=True)
-                    )
-    return found
+                    for at, code in reference_errors(value, in_attribute=True):
+                        yield start + at, code
 
 
 _TreeBuilder: Final[Any] = getTreeBuilder("etree")
@@ -370,7 +368,7 @@ def check_conformance(payload: str, limit: int) -> Conformance:
         if name == _OPEN_AT_END and open_names and not payload.endswith("</"):
             continue
         found[(line, column + 1, _WHATWG.get(name, name))] = None
-    for offset, code in _reference_findings(payload):
+    for offset, code in islice(_reference_findings(payload), limit):
         found[(*_position(payload, offset), code)] = None
     nonchar = _NONCHARACTER_RE.search(payload)
     if nonchar is not None:

@@ -363,10 +363,11 @@ def html_cases() -> list[Case]:
             ("too_complex",),
         ),
         Case(
-            "html_unclosed_p_10k",  # below the pre-scan's limits: parsed, and valid
+            "html_unclosed_p_10k",  # below the pre-scan's limits: parsed; the last <p> open
             lambda: html_reply("<p>x" * 9_000),
-            "accepted",
-            "deliver",
+            "rejected",
+            "request_correction",
+            ("unclosed_element",),
         ),
         Case(
             "html_entity_flood_named",
@@ -389,10 +390,11 @@ def html_cases() -> list[Case]:
             "deliver",
         ),
         Case(
-            "html_entity_flood_unterminated",
+            "html_entity_flood_unterminated",  # no ; and out of range: parse errors
             lambda: html_reply("<p>" + "&#99999999999" * 70_000 + "</p>"),
-            "accepted",
-            "deliver",
+            "rejected",
+            "request_correction",
+            ("html_parse_error",),
         ),
         Case(
             "html_unclosed_comment",

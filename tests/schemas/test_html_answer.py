@@ -49,6 +49,7 @@ KNOWN_CODES = {
     "markdown_shorthand",
     "html_parse_error",
     "unclosed_element",
+    "control_character",
 }
 # The parse check's findings, left out where a test is about another rule.
 PARSE_CODES = {"html_parse_error", "unclosed_element"}
