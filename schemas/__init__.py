@@ -2,7 +2,8 @@
 
 A platform endpoint imports this package to re-validate what it receives: `check_delivery` with
 the registry `CONTRACTS` (or its own, `register` adds one), the record models, and `Issue`.
-The names load on first use, so importing the package (or `python -m schemas.catalogue`) stays light.
+The names load on first use, so importing the package (or `python -m schemas.catalogue`)
+stays light.
 """
 
 from __future__ import annotations
@@ -51,8 +52,8 @@ _HOMES = {
 }
 
 __all__ = [
-    "AuditRecord",
     "CONTRACTS",
+    "AuditRecord",
     "Checked",
     "ContractBase",
     "ContractResult",

@@ -6,11 +6,12 @@ before the CPU component (deploy/k8s/components/hpa, the fallback) could have; a
 delivers; once drained it scales back in; and every turn has exactly one outcome throughout.
 
 The load: BACKLOG replies of PARTS segments offered while no worker runs, then one worker
-started under them while more are offered as fast as the producer can, until the HPA scales out. "Before CPU alone would": the CPU
-component cannot scale out before its scale-up window has passed since the workers' CPU (read
-here from metrics-server, as that HPA reads it) first went above its target; the lag HPA's
-scale-out must come earlier. Every wait is bounded by the lack of progress (the lag not
-falling, the replicas not going down), not by how long a step took on this machine."""
+started under them while more are offered as fast as the producer can, until the HPA scales out.
+"Before CPU alone would": the CPU component cannot scale out before its scale-up window has
+passed since the workers' CPU (read here from metrics-server, as that HPA reads it) first went
+above its target; the lag HPA's scale-out must come earlier. Every wait is bounded by the lack
+of progress (the lag not falling, the replicas not going down), not by how long a step took on
+this machine."""
 
 from __future__ import annotations
 

@@ -9,7 +9,8 @@ import pytest
 
 from schemas.contract import ReplyInput
 from schemas.records import CorrectionRequest, Delivery
-from schemas.text_plain import TEXT_PLAIN_V1, control_character_issues
+from schemas.text_plain import TEXT_PLAIN_V1
+from schemas.text_rules import control_character_issues
 from streams.cli.check_session import CheckSession
 from streams.core.pipeline import Gate
 from streams.settings import Settings
