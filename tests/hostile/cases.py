@@ -492,7 +492,6 @@ def media_cases() -> list[Case]:
         ("fifo", "fifo.png", "attachment_unreadable"),
         ("symlink_loop", "loop_a.png", "attachment_unreadable"),
         ("directory", "folder.png", "attachment_unreadable"),
-        ("nul_in_path", "ok.png\x00.txt", "attachment_unreadable"),
     ]
     cases += [
         Case(
@@ -504,6 +503,16 @@ def media_cases() -> list[Case]:
         )
         for name, value, reason in paths
     ]
+    # A NUL is a control character in any string of a reply: refused before any file is opened.
+    cases.append(
+        Case(
+            "media_path_nul_in_path",
+            partial(_path_reply, "ok.png\x00.txt"),
+            "rejected",
+            "request_correction",
+            codes=("control_character",),
+        )
+    )
     cases.append(
         Case(
             "media_path_regular_file_claiming_huge",
@@ -760,6 +769,11 @@ VIEW_FLOODS: dict[str, Callable[[], bytes]] = {
     "markup_flood": lambda: im_reply(text_segment("<b>x</b>" * 120_000)),
     "markup_unclosed_tags": lambda: im_reply(text_segment("<b " * 300_000)),
 }
+# A reference beyond U+10FFFF is a WHATWG parse error: refused, and its correction request still
+# goes through every view of the masking.
+_FLOOD_OUTCOMES: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "numeric_references_out_of_range": ("rejected", "request_correction", ("html_parse_error",)),
+}
 # The same, with the token hidden in every unit: 20,000 matches to map back and mask.
 VIEW_SECRET_SPAM: dict[str, str] = {
     "entity": "&#x67;" + _PAT[1:],
@@ -780,7 +794,8 @@ def view_cases() -> list[Case]:
     """Inputs that make each decoded view of leak masking expensive: 1 MB of references,
     escapes, invisible characters or tags, with and without a hidden secret in each unit."""
     floods = [
-        Case(f"view_{name}", build, "accepted", "deliver") for name, build in VIEW_FLOODS.items()
+        Case(f"view_{name}", build, *_FLOOD_OUTCOMES.get(name, ("accepted", "deliver", ())))
+        for name, build in VIEW_FLOODS.items()
     ]
     spam = [
         Case(
