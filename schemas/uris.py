@@ -29,7 +29,6 @@ from typing import Any, Final
 
 import re2
 
-from schemas.errors import Issue
 from schemas.re2_spans import spans_finder
 
 # An RFC 3986 scheme and its colon, without the `//` of the schemes a link may use.
@@ -83,22 +82,12 @@ class Uri:
 @dataclass(frozen=True, slots=True)
 class UriError:
     """Why a string is not a canonical URI: `invalid_uri` or `non_canonical_uri`, in one of the
-    code's named forms; the words are the code's own (schemas/html_answer/codes.py)."""
+    code's named forms. Data only: the contract that cites URIs owns the codes and their words
+    (`schemas.html_answer.codes.uri_issue` builds the Issue)."""
 
     code: str
     form: str
     context: Mapping[str, object]
-
-    def issue(self, path: str, code: str = "") -> Issue:
-        """The Issue at `path` (as `code` where the caller counts it so), the URI quoted, cut
-        short, in its message."""
-        from schemas.html_answer.codes import CODES  # here: the HTML contract imports this module
-
-        return CODES[code or self.code].issue(path, self.form, **self.context)
-
-    @property
-    def message(self) -> str:
-        return self.issue("$").message
 
 
 def _uri_error(code: str, form: str, value: str, **context: object) -> UriError:

@@ -11,6 +11,7 @@ from schemas.html_answer.codes import (
     DISALLOWED_ATTRIBUTE,
     INVALID_ATTRIBUTE_VALUE,
     MISSING_ATTRIBUTE,
+    uri_issue,
 )
 from schemas.html_answer.rules import BLOCKQUOTE_CLASSES
 from schemas.html_answer.state import Walk
@@ -25,7 +26,7 @@ _IMG_SRC_RE = re2.compile(
 def check_uri_attr(walk: Walk, path: str, value: str, *, http_only: bool = False) -> None:
     parsed = parse_uri(value)
     if isinstance(parsed, UriError):
-        walk.issues.add(parsed.issue(path))
+        walk.issues.add(uri_issue(parsed, path))
         return
     if http_only and parsed.scheme not in ("http", "https"):
         walk.issues.add(INVALID_ATTRIBUTE_VALUE.issue(path, "http_only", value=value[:200]))

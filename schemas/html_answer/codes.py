@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Final
 
 from schemas.codes import code, table
+from schemas.errors import Issue
 from schemas.html_answer.rules import NAME
+from schemas.uris import UriError
 
 # A bare `docid-...`: non_canonical_uri in the HTML, invalid_uri on the trailing line.
 _BARE_DOC: Final = "{value!r} is a bare doc reference; write it as {hint}"
@@ -198,3 +200,9 @@ CODES: Final = table(
        "{uri}: element ID {element_id!r} is not in fragment {fragment} (known: {known})"),
 )
 # fmt: on
+
+
+def uri_issue(error: UriError, path: str, code: str = "") -> Issue:
+    """The Issue at `path` for a URI that failed the grammar (as `code` where the caller counts
+    it so), the URI quoted, cut short, in its message."""
+    return CODES[code or error.code].issue(path, error.form, **error.context)

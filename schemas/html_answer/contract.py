@@ -28,6 +28,7 @@ from schemas.html_answer.codes import (
     TOO_COMPLEX,
     UNCLOSED_ELEMENT,
     WRONG_TRANSPORT,
+    uri_issue,
 )
 from schemas.html_answer.conformance import FOSTERED, check_conformance
 from schemas.html_answer.rules import BODY, MAX_DEPTH, MAX_TEXT_CHARS, NAME, RAG_KEY
@@ -146,7 +147,7 @@ def _check_rag(items: tuple[str, ...], walk: Walk) -> list[str]:
         path = f"{RAG_KEY}[{index}]"
         parsed = parse_uri(item)
         if isinstance(parsed, UriError):
-            walk.issues.add(parsed.issue(path, "invalid_uri"))
+            walk.issues.add(uri_issue(parsed, path, "invalid_uri"))
         else:
             walk.check_element_ids(parsed, path)
             used.append(parsed.value)
