@@ -472,9 +472,11 @@ PROSE: Final = (
 )
 # Every match holds a digit in its value's first characters, or is netrc's `login u password`
 # or `use X as`: prose about keys and passwords without one stays on the clean path.
+# `$` and `^` are escaped even in a class: `edge_free` reads a bare one as an anchor, which
+# would switch off the tree walk's one-pass pre-filter for every deployment.
 PROSE_TRIGGER: Final = (
     r"(?i:password|passwd|passphrase|pwd|secret|token|credentials?|key|pat|auth)s?"
-    rf"{_FILLER}*[ \t]+[\"'`(]?[A-Za-z!@#$%^&*+/_.~-]*[0-9]"
+    rf"{_FILLER}*[ \t]+[\"'`(]?[A-Za-z!@#\$%\^&*+/_.~-]*[0-9]"
     r"|(?i:login|user)[ \t]+[^\s]+\s+(?i:password|passwd)[ \t]"
     r"|(?i:use)[ \t]+[\"'`]?[^\s\"'`]*[0-9][^\s\"'`]*[\"'`]?[ \t]+(?i:as|for)[ \t]"
 )
