@@ -22,8 +22,10 @@ from streams.errors import ConfigError
 
 __all__ = [
     "BUILTIN_RULE_IDS",
+    "JUDGED_PER_TEXT",
     "LITERAL_RULE",
     "CompiledRule",
+    "Judged",
     "LeakRuleError",
     "RuleSet",
     "Search",
@@ -44,6 +46,11 @@ _PREFILTER_MEM = 64 << 20
 # A rejected secret of at most this many bytes is searched again for a match inside it (each
 # byte is searched again at most this often, which keeps the scan linear).
 _RESCAN: Final = 256
+# Distinct values the context rules judge in one text (one `RuleSet.candidates` call); past
+# it the rest are masked unjudged. Judging costs ~10 us a value: a megabyte of distinct
+# credential-looking values (~40,000) would take seconds, the budget tens of milliseconds; a
+# reply written by an assistant holds a few dozen (bench/README.md has the figures).
+JUDGED_PER_TEXT: Final = 4096
 # Spans of every group of the next match at or after a byte offset, or None.
 Search = Callable[[bytes, int], Sequence[tuple[int, int]] | None]
 # (start, end, priority, rule id) of a span to mask, in bytes of the searched data.
@@ -75,12 +82,16 @@ class CompiledRule:
     def __repr__(self) -> str:
         return f"CompiledRule({self.id!r})"
 
-    def spans(self, priority: int, data: bytes) -> Iterator[Candidate]:
+    def spans(
+        self, priority: int, data: bytes, judged: Judged | None = None
+    ) -> Iterator[Candidate]:
         """This rule's spans to mask. The next search resumes where the secret ended, not where
         the match did, so context a match consumed after its secret (the `;` of `Pwd=a;`) can
         start the next match; after a rejected short secret, where that secret began. Each
-        resumption is past the previous match's start: linear overall."""
+        resumption is past the previous match's start: linear overall. `judged` holds the
+        verdicts of this text's values (one per distinct value and context) and the budget."""
         pos, end = 0, len(data)
+        judged = Judged() if judged is None else judged
         search = self.search
         while pos <= end:
             found = search(data, pos)
@@ -96,9 +107,14 @@ class CompiledRule:
             pos = max(e, ms + 1)
             if s >= e:
                 continue
-            if self.reject is not None and self.reject(
-                _text(data, s, e), _text(data, ms, s), _text(data, e, me)
-            ):
+            if self.reject is None:
+                verdict: bool | None = False
+            else:
+                verdict = judged.reject(self, data, ms, s, e, me)
+            if verdict is None:
+                yield s, e, priority, self.id  # past the budget: masked whole, unjudged
+                continue
+            if verdict:
                 # A rejected value may hold the next match (`KEY= DB_PASSWORD=...`: the next
                 # key, not this one's value): search it again, when short, from its start.
                 if e - s <= _RESCAN:
@@ -109,6 +125,37 @@ class CompiledRule:
                     yield s + ps, s + pe, priority, self.id
                 continue
             yield s, e, priority, self.id
+
+
+class Judged:
+    """The verdicts of `reject` within one text: a value in the same context is judged once
+    (a megabyte of one repeated assignment costs one judgement), and a context rule judges at
+    most `JUDGED_PER_TEXT` distinct values; past that it fails closed (masking more is safe)."""
+
+    __slots__ = ("left", "seen")
+
+    def __init__(self, budget: int = JUDGED_PER_TEXT) -> None:
+        self.seen: dict[tuple[str, bytes, bytes, bytes], bool] = {}
+        self.left = budget
+
+    def reject(
+        self, rule: CompiledRule, data: bytes, ms: int, s: int, e: int, me: int
+    ) -> bool | None:
+        """`rule.reject` of the secret `data[s:e]` in its match; None when the budget is spent."""
+        key = (rule.id, data[ms:s], data[s:e], data[e:me])
+        verdict = self.seen.get(key)
+        if verdict is not None:
+            return verdict
+        if rule.context:
+            if self.left <= 0:
+                return None
+            self.left -= 1
+        reject = rule.reject
+        if reject is None:
+            return False
+        verdict = reject(_text(data, s, e), _text(data, ms, s), _text(data, e, me))
+        self.seen[key] = verdict
+        return verdict
 
 
 def _text(data: bytes, s: int, e: int) -> str:
@@ -311,8 +358,9 @@ class RuleSet:
             chosen = self.selector.Match(data)  # indexes of the rules whose trigger occurs
         # An empty answer after the pre-filter hit would mean the set failed: run every rule.
         priorities = sorted(chosen) if chosen else range(len(self.rules))
+        judged = Judged()
         for priority in priorities:
-            yield from self.rules[priority].spans(priority, data)
+            yield from self.rules[priority].spans(priority, data, judged)
 
     def hit(self, data: bytes) -> bool:
         """Does any rule's trigger occur in `data`?"""

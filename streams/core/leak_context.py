@@ -159,9 +159,7 @@ def _class_switches(value: str) -> float:
     """Runs of one character class (lower, upper, digit, other) against the runs a random
     string of the same class mix would have: about 1 for random text, well under for words."""
     n = len(value)
-    counts = Counter(
-        "l" if c.islower() else "u" if c.isupper() else "d" if c.isdigit() else "o" for c in value
-    )
+    counts = Counter(_class_letters(value))
     expected = 1 + (n - 1) * (1 - sum((k / n) ** 2 for k in counts.values()))
     return len(_CLASS.findall(value)) / expected
 
@@ -190,7 +188,25 @@ def _word_piece(piece: str) -> bool:
     return short <= 1 and sum(c in _VOWELS for c in text) >= 0.3 * len(text)
 
 
+# Each ASCII character as its class: `l`ower, `u`pper, `d`igit or `o`ther (one C call a value).
+def _class_of(c: str) -> str:
+    return "l" if c.islower() else "u" if c.isupper() else "d" if c.isdigit() else "o"
+
+
+_ASCII_CLASS: Final = str.maketrans({chr(i): _class_of(chr(i)) for i in range(128)})
+_SPACE = re.compile(r"\s")
+
+
+def _class_letters(value: str) -> str:
+    """`value` with each character replaced by its class letter (`l`, `u`, `d`, `o`)."""
+    if value.isascii():
+        return value.translate(_ASCII_CLASS)
+    return "".join(map(_class_of, value))
+
+
 def _classes(value: str) -> int:
+    if value.isascii():
+        return len(set(value.translate(_ASCII_CLASS)))
     return (
         any(c.islower() for c in value)
         + any(c.isupper() for c in value)
@@ -209,7 +225,7 @@ def random_looking(value: str, minimum: int = _MIN_RANDOM) -> bool:
     """Issued, not typed: long enough, varied characters whose classes switch about as often
     as chance has them (`7Hq2xKpL9vTz`, hex, base64, a UUID; not `user_profile_v2`)."""
     n = len(value)
-    if n < minimum or any(c.isspace() for c in value):
+    if n < minimum or _SPACE.search(value):
         return False
     if _bits(value) < min(3.0, math.log2(n) - 0.5):
         return False
@@ -285,7 +301,7 @@ def judge(
         return _url_secret(v)
     if len(v) >= 32 and v.count(" ") <= 3 and random_looking(v.replace(" ", "")):
         return True  # a salt of printable characters (`define('AUTH_KEY', '...')`)
-    if any(c.isspace() for c in v):
+    if _SPACE.search(v):
         # A label or a sentence; after a password word in a tie a passphrase may be one.
         return (
             password and strong and quoted and len(v) >= 12 and not _CREDENTIAL_IN_VALUE.search(v)
@@ -389,7 +405,8 @@ def reject_assigned(secret: str, before: str, after: str) -> bool:
         return True
     if quoted and secret[:1].isspace():
         return True
-    if _CSRF.search(before) or _PUBLIC.search(before) or _PLAIN_KEY.search(_key_of(before)):
+    key = _key_of(before)
+    if _CSRF.search(before) or _PUBLIC.search(before) or _PLAIN_KEY.search(key):
         return True
     if after.startswith(("..", "\u2026")):
         return True  # a value cut short is an example
@@ -397,13 +414,13 @@ def reject_assigned(secret: str, before: str, after: str) -> bool:
         return True  # `API_KEY= DB_PASSWORD=`: the next key, not this one's value
     # `getenv("API_TOKEN", "...")`: a default, kept when issued or typed as a password.
     strong = _ARGUMENT_PAIR.search(before) is None or _DEFINE.match(before) is not None
-    password = _PASSWORD_WORD.search(_key_of(before)) is not None
+    password = _PASSWORD_WORD.search(key) is not None
     prose = before.rstrip().endswith(":") and not quoted
     if prose and not password and secret.isalpha() and len(secret) < 16:
         return True
     if before.rstrip().endswith(":") and _COORDINATE.fullmatch(secret):
         return True  # `io.jsonwebtoken:jjwt-jackson-0.11.2`: a package coordinate
-    named = _STRONG_NAME.search(_key_of(before)) is not None
+    named = _STRONG_NAME.search(key) is not None
     return not judge(secret, after, password=password, strong=strong, quoted=quoted, named=named)
 
 

@@ -59,6 +59,11 @@ How the rules behave:
   booleans, numbers, versions, format strings, base64 of ordinary text and single words
   outside a password context. The masked span is the value alone: it ends at its closing
   quote, a line break, or a `;`, `&`, bracket or whitespace of its carrier.
+- **Judging is bounded; past the bound, more is masked.** Each value the context rules find
+  is judged once per text (the same value in the same context repeated a million times costs
+  one judgement), and at most 4,096 distinct values are judged in one text. A text with more
+  candidates than that (a megabyte of `token: <value>` pairs, never a reply a person reads)
+  fails closed: the rest are masked without judging, code and placeholders included.
 - **Once known, masked everywhere.** A value found by its context (an assignment, a header, a
   connection string, a pair such as `curl -u user:pass`, a `{"password": ...}` key) is masked
   wherever else it stands in the same record, in every string and every decoded view, as a

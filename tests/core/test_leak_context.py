@@ -5,11 +5,13 @@ whole values only; the collateral damage `password-assignment` used to do."""
 from __future__ import annotations
 
 import json
+import random
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from streams.core.leak_compile import JUDGED_PER_TEXT, CompiledRule, Judged
 from streams.core.leak_context import judge, random_looking
 from streams.core.leaks import Masker
 from tests.leak_corpus.context_cases import TEMPLATES, cases, fully_masked
@@ -199,3 +201,41 @@ def test_hostile_values_are_judged_in_linear_time(value: str) -> None:
     for text in (f'"encryptedUsername": "{value}"', f"password {value}", f"--token {value}"):
         MASKER.mask_text(text)
     assert not random_looking("A" * 5000)
+
+
+# --- cost: one judgement per distinct value, a budget per text ----------------------------------
+
+
+def _assignment_rule() -> CompiledRule:
+    return next(r for r in MASKER._rules.rules if r.id == "password-assignment")
+
+
+def test_a_repeated_value_is_judged_once() -> None:
+    """A megabyte of one assignment costs one judgement: the verdict is remembered per text."""
+    judged = Judged(budget=10)
+    data = b'token: "password=x1y2z3 ' * 500
+    spans = list(_assignment_rule().spans(0, data, judged))
+    assert len(spans) >= 500
+    assert judged.left >= 10 - 3  # a few distinct contexts (the first, the rest), not 500
+
+
+def test_past_the_judging_budget_values_are_masked_unjudged() -> None:
+    """Fail closed: once a text's budget of distinct judgements is spent, the context rules mask
+    what they find without judging it (code included: masking more is safe)."""
+    data = b"token = self.token\npassword = config.password\n"
+    assert list(_assignment_rule().spans(0, data, Judged())) == []
+    masked = list(_assignment_rule().spans(0, data, Judged(budget=1)))
+    assert [data[s:e] for s, e, _p, _id in masked] == [b"config.password"]
+
+
+def test_more_distinct_values_than_the_budget_are_all_masked() -> None:
+    """Recall past the budget: every value of a text with more candidates than it is masked."""
+    values = [random_value(i) for i in range(JUDGED_PER_TEXT + 200)]
+    out, counts = MASKER.mask_text(" ".join(f"api_key: {v}" for v in values))
+    assert sum(counts.values()) == len(values)
+    assert not any(v in out for v in values[:: len(values) // 50])
+
+
+def random_value(seed: int) -> str:
+    rng = random.Random(seed)
+    return "".join(rng.choices("ABCDEFGHJKMNPQRSTUVWXYZabcdefghijkmnpqrstuvwxyz23456789", k=24))

@@ -8,8 +8,10 @@ claimed size), not to pin exact figures.
 
 from __future__ import annotations
 
+import random
+import re
 from collections.abc import Callable
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 import orjson
@@ -821,6 +823,64 @@ def view_cases() -> list[Case]:
     return [*floods, *spam, too_complex]
 
 
+# The context detector judges each value after a credential word in Python: a megabyte of
+# them is its worst input. Deterministic values, so the check can look for each one.
+_CREDENTIAL_WORDS = ("token", "password", "api_key", "client_secret", "AUTH_TOKEN", "pwd")
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+@cache
+def _distinct_credentials() -> tuple[tuple[str, str], ...]:
+    """About 1 MB of `word: value` pairs, every value different and random-looking (built
+    when the case runs, once)."""
+    rng = random.Random(32)
+    pairs, size = [], 0
+    while size < 1_000_000:
+        value = "".join(rng.choices(_ALNUM, k=rng.randint(12, 40)))
+        pairs.append((rng.choice(_CREDENTIAL_WORDS), value))
+        size += len(pairs[-1][0]) + len(value) + 3
+    return tuple(pairs)
+
+
+def _distinct_reply() -> bytes:
+    return im_reply(text_segment(" ".join(f"{w}: {v}" for w, v in _distinct_credentials())))
+
+
+def _every_value_masked(out: dict[str, Any]) -> bool:
+    """Each value masked whole: one mask per pair, and no value's run of letters left."""
+    text = _message(out)["segments"][0]["data"]["text"]
+    values = {v for _w, v in _distinct_credentials()}
+    masks = sum(m["count"] for m in out["masked"])
+    return masks == len(values) and not values & set(re.findall(r"[A-Za-z0-9]{12,}", text))
+
+
+def context_judge_cases() -> list[Case]:
+    """One value repeated (judged once) and ~28,000 distinct ones (past the judging budget the
+    rest are masked unjudged): each was 2.5-4 s of judging, ~30 s with tracemalloc under load;
+    now ~1 s. The timeout leaves room for a machine 3-4x slower than that, under load."""
+    return [
+        Case(
+            "1MB_line_one_credential_value_repeated",
+            partial(_line_reply, 'token: "password=x1y2z3 '),
+            "accepted",
+            "deliver",
+            settings={"max_record_bytes": 4 * MiB},
+            max_peak=64 * MiB,
+            max_seconds=30.0,
+            check=lambda out: "x1y2z3" not in _message(out)["segments"][0]["data"]["text"],
+        ),
+        Case(
+            "1MB_distinct_credential_values",
+            _distinct_reply,
+            "accepted",
+            "deliver",
+            max_peak=64 * MiB,
+            max_seconds=30.0,
+            check=_every_value_masked,
+        ),
+    ]
+
+
 def all_cases() -> list[Case]:
     return [
         *size_cases(),
@@ -832,4 +892,5 @@ def all_cases() -> list[Case]:
         *csv_cases(),
         *confusable_cases(),
         *view_cases(),
+        *context_judge_cases(),
     ]
