@@ -48,6 +48,7 @@ def test_a_fetch_setting_out_of_bounds_is_refused_by_name(
     assert [e["loc"] for e in refused.value.errors()] == [(field,)]
 
 
+@pytest.mark.kafka
 def test_a_copy_app_reads_every_record_with_no_consumer_thread(tmp_path: Path) -> None:
     """Every record is handed on in order, the aiokafka client runs on the app's loop with the
     app's fetch wait, no thread is started for it, and a stop leaves no task behind."""
