@@ -167,8 +167,10 @@ async def _leaders_then_delete(settings: Settings) -> list[str]:
 
 @pytest.mark.kafka
 def test_created_topics_have_leaders_when_create_topics_returns() -> None:
+    # its own app id too: the deadlines topic is named by the app, not the prefix
+    run = f"t{uuid.uuid4().hex[:10]}"
     settings = Settings(
-        kafka_bootstrap_servers=bootstrap(), topic_prefix=f"t{uuid.uuid4().hex[:10]}.", partitions=2
+        kafka_bootstrap_servers=bootstrap(), topic_prefix=f"{run}.", app_id=run, partitions=2
     )
     created = asyncio.run(create_topics(Topology.of(settings), settings))
     assert sorted(created) == sorted(Topology.of(settings).for_creation())
