@@ -13,24 +13,10 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from schemas.records import ContractName, Id, Platform, Timestamp, TurnId, Written
+from schemas.verdicts import Action, Verdict
 
 # What became of a turn (or of a record that never became one: a dead letter).
 AuditOutcome = Literal["reply", "corrected", "failure_notice", "dead_letter", "dropped", "progress"]
-# A judgement in `replygate check`'s words (docs/cli.md): the active one decides, a shadow's
-# is written beside it.
-AuditVerdict = Literal["accepted", "rejected", "no_reply", "dead_letter"]
-AuditAction = Literal[
-    "deliver",
-    "tool_result",
-    "request_correction",
-    "failure_notice",
-    "tool_error",
-    "none",
-    "dead_letter",
-    "progress",
-    "drop",
-    "buffer",
-]
 # Where a shadow's judgement differed from the active one's.
 DisagreementKind = Literal["verdict", "masking", "codes"]
 PolicyVersion = Annotated[
@@ -59,8 +45,8 @@ class ShadowJudgement(Written):
     """What the shadow version would have decided for the same record; it decided nothing."""
 
     policy_version: PolicyVersion
-    verdict: AuditVerdict
-    action: AuditAction
+    verdict: Verdict
+    action: Action
     errors: Annotated[list[AuditCode], Field(max_length=MAX_ENTRIES)]
     masked: Annotated[list[AuditMask], Field(max_length=MAX_ENTRIES)]
     disagreements: list[DisagreementKind]
@@ -81,8 +67,8 @@ class AuditRecord(Written):
     contract: ContractName | None
     attempt: Annotated[int, Field(ge=0, le=1)] | None
     outcome: AuditOutcome
-    verdict: AuditVerdict
-    action: AuditAction
+    verdict: Verdict
+    action: Action
     errors: Annotated[list[AuditCode], Field(max_length=MAX_ENTRIES)]
     masked: Annotated[list[AuditMask], Field(max_length=MAX_ENTRIES)]
     policy_version: PolicyVersion

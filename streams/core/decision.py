@@ -17,21 +17,9 @@ import orjson
 
 from schemas.errors import Issue, Notice
 from schemas.records import Context, OutputRecord, RawChunk, RawReply, record_json
+from schemas.verdicts import Action, Verdict
 from streams.core.leaks import MaskHit
 
-Verdict = Literal["accepted", "rejected", "no_reply", "dead_letter"]
-Action = Literal[
-    "deliver",
-    "tool_result",
-    "request_correction",
-    "failure_notice",
-    "tool_error",
-    "none",
-    "dead_letter",
-    "progress",
-    "drop",
-    "buffer",
-]
 DeliveryKind = Literal["reply", "failure_notice", "progress"]
 
 

@@ -55,16 +55,15 @@ from schemas.records import (
 )
 from schemas.rich_output import error_text
 from schemas.text_rules import escape_controls
+from schemas.verdicts import Action, Verdict
 from streams.core.chunks import assemble, chunk_limit
 from streams.core.contracts import build_registry
 from streams.core.decision import (
-    Action,
     Decision,
     DeliveryKind,
     PendingTurn,
     Source,
     Turn,
-    Verdict,
     iso,
     parse_iso,
 )
