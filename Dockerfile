@@ -31,6 +31,7 @@ RUN mkdir -p schemas streams && touch README.md schemas/__init__.py streams/__in
 COPY README.md ./
 COPY schemas ./schemas
 COPY streams ./streams
+COPY replygate ./replygate
 RUN /opt/replygate/bin/pip install -q --no-deps . \
  && /opt/replygate/bin/python -m compileall -q /opt/replygate/lib
 

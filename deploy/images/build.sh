@@ -173,7 +173,7 @@ build_kafka() {
 build_replygate() {
   local hash
   hash=$(inputs_hash "$REPO/Dockerfile" "$REPO/.dockerignore" "$REPO/pyproject.toml" \
-    "$REPO/README.md" "$REPO/schemas" "$REPO/streams" -- "$(image_id "$BASE_IMAGE")")
+    "$REPO/README.md" "$REPO/schemas" "$REPO/streams" "$REPO/replygate" -- "$(image_id "$BASE_IMAGE")")
   build "$REPLYGATE_IMAGE" "$hash" "$REPO" "$REPO/Dockerfile" --build-arg "BASE_IMAGE=$BASE_IMAGE"
 }
 

@@ -581,7 +581,7 @@ def test_dockerignore_sends_only_the_sources() -> None:
     text = (ROOT / ".dockerignore").read_text(encoding="utf-8")
     lines = [x.strip() for x in text.splitlines() if x.strip() and not x.startswith("#")]
     assert lines[0] == "**"  # everything excluded, then the sources let back in
-    assert {"!pyproject.toml", "!README.md", "!schemas/", "!streams/"} <= set(lines)
+    assert {"!pyproject.toml", "!README.md", "!schemas/", "!streams/", "!replygate/"} <= set(lines)
 
 
 def test_install_tools_script_is_valid_bash() -> None:
