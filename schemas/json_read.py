@@ -29,7 +29,11 @@ LARGE_TEXT_CHARS: Final = 256 * 1024
 def _colons(data: bytes | str) -> int:
     """Every colon of JSON text, escaped ones (`\\u003a`) counted too."""
     if isinstance(data, str):
+        if "\\u003" not in data:  # one scan clears the escaped forms in nearly every text
+            return data.count(":")
         return data.count(":") + data.count("\\u003a") + data.count("\\u003A")
+    if b"\\u003" not in data:
+        return data.count(b":")
     return data.count(b":") + data.count(b"\\u003a") + data.count(b"\\u003A")
 
 

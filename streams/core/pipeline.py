@@ -154,6 +154,10 @@ def _cut_utf8(text: str, limit: int) -> str:
     return text if len(data) <= limit else data[:limit].decode("utf-8", "ignore")
 
 
+# How many ids `Gate.shown_id` remembers: the ids of one record.
+_SHOWN_IDS = 8
+
+
 @dataclass
 class Gate:
     """The pipeline of one deployment: contracts and masker built once, file reads delegated.
@@ -166,6 +170,9 @@ class Gate:
     contracts: dict[str, ReplyContract] = field(default_factory=dict)
     masker: Masker = field(init=False)
     _instruction_cache: dict[str, str] = field(init=False, default_factory=dict)
+    # The last few ids shown and their shown forms: a record shows one id several times (a
+    # Delivery its turn id three times), and masking it once is enough. Emptied when full.
+    _shown_ids: dict[str, str] = field(init=False, default_factory=dict)
     # A masker built already for these settings (a policy scope's, shared by its gates).
     shared_masker: InitVar[Masker | None] = None
 
@@ -441,10 +448,16 @@ class Gate:
         `delivery_id`). The turn's state keeps the id itself; the Kafka key is never changed."""
         if isinstance(value, int):
             return value
+        shown = self._shown_ids.get(value)
+        if shown is not None:
+            return shown
         masked = self._mask(value)
-        if masked == value:
-            return value
-        return f"{masked}#{hashlib.sha256(value.encode()).hexdigest()[:16]}"
+        if masked != value:
+            masked = f"{masked}#{hashlib.sha256(value.encode()).hexdigest()[:16]}"
+        if len(self._shown_ids) >= _SHOWN_IDS:
+            self._shown_ids.clear()
+        self._shown_ids[value] = masked
+        return masked
 
     def _mask(self, text: str) -> str:
         return self.masker.mask_text(text)[0]
