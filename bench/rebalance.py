@@ -188,11 +188,16 @@ def run(rounds: int = ROUNDS) -> dict[str, float]:
             traffic.close()
             first.stop()
             dep.cleanup()
+    return _report(results, "")
+
+
+def _report(results: dict[str, list[float]], suffix: str) -> dict[str, float]:
+    """Each event's pauses said, and its median as `rebalance_pause_<event><suffix>_s`."""
     medians = {}
     for event in EVENTS:
         say(f"  {event}: pauses {fmt(results[event], 2)} s")
         medians[event] = median(results[event])
-        ratio(f"rebalance_pause_{event}_s", medians[event])
+        ratio(f"rebalance_pause_{event}{suffix}_s", medians[event])
     return medians
 
 
@@ -240,9 +245,4 @@ def run_horizon(turns: int = HORIZON_TURNS, rounds: int = HORIZON_ROUNDS) -> dic
             traffic.close()
             first.stop()
             dep.cleanup()
-    medians = {}
-    for event in EVENTS:
-        say(f"  {event}: pauses {fmt(results[event], 2)} s")
-        medians[event] = median(results[event])
-        ratio(f"rebalance_pause_{event}_1m_s", medians[event])
-    return medians
+    return _report(results, "_1m")
