@@ -18,7 +18,7 @@ import orjson
 from schemas.errors import Issue, Notice
 from schemas.records import Context, OutputRecord, RawChunk, RawReply, record_json
 from schemas.verdicts import Action, Verdict
-from streams.core.leaks import MaskHit
+from streams.core.mask_hit import MaskHit
 
 DeliveryKind = Literal["reply", "failure_notice", "progress"]
 

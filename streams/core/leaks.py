@@ -25,15 +25,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from streams.core.leak_compile import (
-    BUILTIN_RULE_IDS,
-    LITERAL_RULE,
-    LeakRuleError,
-    RuleSet,
-)
+from streams.core.leak_compile import LITERAL_RULE, RuleSet
 from streams.core.leak_rules import is_placeholder
 from streams.core.leak_spans import (
     MARKER,
@@ -51,11 +45,12 @@ from streams.core.leak_spans import (
 )
 from streams.core.leak_views import View, decoded_views
 from streams.core.leak_walk import SecretKeys, TreeWalk, tree_is_clean
+from streams.core.mask_hit import MaskHit
 
 if TYPE_CHECKING:
     from streams.settings import ContractSettings
 
-__all__ = ["BUILTIN_RULE_IDS", "LITERAL_RULE", "LeakRuleError", "MaskHit", "Masker"]
+__all__ = ["Masker"]
 
 # Clean (secret-free) short strings seen before: dict keys and segment types repeat a lot.
 _CLEAN_CACHE_MAX_LEN = 128
@@ -73,18 +68,6 @@ KEYED_RULE: Final = "password-assignment"
 _NAMES_SECRET = re.compile(r"(?i)passw|passwd|secret|token|api[_-]?key|apikey|credential")
 # Values found by context in a text or tree: value -> the rule that found it.
 Known = dict[str, str]
-
-
-@dataclass(frozen=True, slots=True)
-class MaskHit:
-    """Which rule fired where, and how often; never what it hid."""
-
-    rule: str
-    path: str
-    count: int
-
-    def as_dict(self) -> dict[str, str | int]:
-        return {"rule": self.rule, "path": self.path, "count": self.count}
 
 
 def _add(counts: dict[str, int], more: Mapping[str, int]) -> None:

@@ -67,7 +67,8 @@ from streams.core.decision import (
     iso,
     parse_iso,
 )
-from streams.core.leaks import Masker, MaskHit
+from streams.core.leaks import Masker
+from streams.core.mask_hit import MaskHit
 from streams.core.ports import NO_TURNS, FileStage, TurnView
 from streams.settings import GateSettings
 

@@ -20,7 +20,7 @@ from schemas.audit import (
 )
 from schemas.records import Delivery
 from streams.core.decision import Decision, Turn
-from streams.core.leaks import MaskHit
+from streams.core.mask_hit import MaskHit
 
 # A step's outcome (`streams.core.turns.StepOutcome`) as the audit names it; None: not an
 # outcome of a turn (a correction requested, a chunk held, a tool call's result).

@@ -26,10 +26,12 @@ from schemas.re2_spans import spans_finder
 from streams.cli.check_session import CheckSession
 from streams.cli.main import main as cli_main
 from streams.core import leak_compile
+from streams.core.leak_compile import BUILTIN_RULE_IDS, LeakRuleError
 from streams.core.leak_registry import BUILTIN_RULES, FAMILIES
 from streams.core.leak_rules import is_placeholder
 from streams.core.leak_views import decoded_views, may_hide
-from streams.core.leaks import BUILTIN_RULE_IDS, LeakRuleError, Masker, MaskHit
+from streams.core.leaks import Masker
+from streams.core.mask_hit import MaskHit
 from streams.settings import MIN_LEAK_LITERAL_CHARS, ContractSettings, Settings
 from tests.support.gates import disk_gate
 from tests.support.samples import html_reply, im_text, raw_reply
