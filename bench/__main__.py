@@ -2,7 +2,7 @@
 
 `python -m bench [name ...]` runs only the named ones (pipeline_vs_passthrough, check_vs_baseline,
 leaks_vs_detect_secrets, latency, recovery, state_memory, rebalance, rebalance_1m, broker_outage,
-policy).
+soak, policy).
 The broker ones need a broker:
 KAFKA_BOOTSTRAP_SERVERS, or the local one on 127.0.0.1:$KAFKA_PORT (`make bench` starts it).
 """
@@ -22,6 +22,7 @@ from bench import (
     policy,
     rebalance,
     recovery,
+    soak,
     state_memory,
 )
 from bench.common import RATIOS, say
@@ -46,6 +47,7 @@ TARGETS: dict[str, tuple[str, float]] = {
     "rebalance_pause_leave_1m_s": ("<=", 3.0),
     "rebalance_pause_crash_1m_s": ("<=", rebalance.session_timeout() + 2.0),
     "broker_resume_s": ("<=", 5.0),
+    "soak_longest_pause_s": ("<=", 12.0),
     # A shadow is one more judgement per record (docs/policy.md), plus comparing the two;
     # a new version is applied within 5 s of its publication, and loading it is most of that.
     "shadow_cost": ("<=", 2.1),
@@ -61,6 +63,7 @@ ORDER = (
     "rebalance",
     "rebalance_1m",
     "broker_outage",
+    "soak",
     "policy",
 )
 
@@ -97,6 +100,8 @@ def main(argv: list[str]) -> int:
             rebalance.run_horizon()
         elif name == "broker_outage":
             broker_outage.run()
+        elif name == "soak":
+            soak.run()
         elif name == "policy":
             policy.run()
         else:

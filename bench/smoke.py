@@ -40,6 +40,7 @@ EXPECTED: Mapping[str, tuple[str, ...]] = {
         "rebalance_pause_crash_1m_s",
     ),
     "broker_outage": ("broker_resume_s",),
+    "soak": ("soak_longest_pause_s",),
     "policy": ("shadow_cost", "policy_load_seconds"),
 }
 
@@ -67,6 +68,9 @@ SMOKE_ENV: Mapping[str, str] = {
     "BENCH_REBALANCE_TURNS": "2000",
     "BENCH_OUTAGE_SECONDS": "3",
     "BENCH_OUTAGE_ROUNDS": "1",
+    "BENCH_SOAK_RATE": "100",
+    "BENCH_SOAK_SECONDS": "40",
+    "BENCH_SOAK_INTERVAL": "15",
     "REPLYGATE_SESSION_TIMEOUT_SECONDS": "6",
 }
 MODULE_TIMEOUT_SECONDS = 300.0

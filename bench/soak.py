@@ -1,0 +1,192 @@
+"""The longest time without any outcome while workers are killed and stopped every minute.
+
+Two worker processes on the local broker, in the production store (RocksDB, one standby
+replica: what deploy/k8s runs), serve valid replies at RATE a second over 4 partitions. Every
+INTERVAL seconds one of them, in turn, is SIGKILLed (a crash) or SIGTERMed (a leave), then
+started again on the same data directory (a pod restarted with its volume), for SECONDS in all.
+The pause is the longest time between two consecutive outcomes (delivery records' timestamps,
+set by the workers' producers), across all partitions: what an operator's dashboard shows as
+"nothing delivered". At the end the delivery topic is read whole: every reply sent must have
+exactly one outcome (none lost, no turn with two different deliveries), else the bench fails.
+Identical copies of a delivery (at-least-once after a crash; a receiver drops them by
+delivery_id) are counted and printed, as is the workers' peak RSS.
+
+RATIO soak_longest_pause_s: target <= 12 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+from aiokafka import AIOKafkaConsumer
+
+from bench.broker_outage import longest_gap_s
+from bench.common import ratio, say
+from bench.kafka import Deployment, Worker, wait_ready
+from bench.rebalance import HORIZON_ENV, PARTITIONS, READY_BOUND, Traffic, _start, session_timeout
+
+RATE = float(os.environ.get("BENCH_SOAK_RATE", "400"))
+SECONDS = float(os.environ.get("BENCH_SOAK_SECONDS", "600"))
+INTERVAL = float(os.environ.get("BENCH_SOAK_INTERVAL", "60"))
+DRAIN_BOUND = 180.0  # seconds for every reply sent to reach its outcome after the traffic stops
+
+
+@dataclass
+class Tally:
+    """The delivery topic read whole: each reply's distinct deliveries and its copies."""
+
+    values: dict[int, set[bytes]] = field(default_factory=dict)
+    first_ms: dict[int, int] = field(default_factory=dict)  # reply n -> its first delivery
+    copies: int = 0
+
+    def add(self, value: bytes, timestamp: int) -> None:
+        n = int(orjson.loads(value)["delivery_id"][2:])  # delivery ids are the turns': t-<n>
+        self.values.setdefault(n, set()).add(value)
+        self.first_ms[n] = min(timestamp, self.first_ms.get(n, timestamp))
+        self.copies += 1
+
+    def lost(self, sent: set[int]) -> list[int]:
+        return sorted(sent - self.values.keys())
+
+    def conflicting(self) -> list[int]:
+        return sorted(n for n, values in self.values.items() if len(values) > 1)
+
+    def repeats(self) -> int:
+        return self.copies - sum(len(v) for v in self.values.values())
+
+
+async def read_outcomes(dep: Deployment, sent: set[int], bound: float) -> Tally:
+    """Read the delivery topic from its start until every reply in `sent` has an outcome and the
+    topic's end (as it was then) is reached, or `bound` seconds pass."""
+    consumer = AIOKafkaConsumer(
+        dep.topic("delivery.im"),
+        bootstrap_servers=dep.servers,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        group_id=None,
+        fetch_max_wait_ms=100,
+    )
+    await consumer.start()
+    tally = Tally()
+    deadline = time.monotonic() + bound
+    try:
+        while time.monotonic() < deadline:
+            batch = await consumer.getmany(timeout_ms=500, max_records=10_000)
+            for messages in batch.values():
+                for m in messages:
+                    if m.value is not None:
+                        tally.add(m.value, m.timestamp)
+            if tally.lost(sent):
+                continue
+            assigned = consumer.assignment()
+            ends = await consumer.end_offsets(list(assigned))
+            positions = {tp: await consumer.position(tp) for tp in assigned}
+            if all(positions[tp] >= end for tp, end in ends.items()):
+                break
+    finally:
+        await consumer.stop()
+    return tally
+
+
+@dataclass
+class Pool:
+    """The soak's workers by slot, each restarted on its own data directory."""
+
+    dep: Deployment
+    home: Path
+    workers: list[Worker] = field(default_factory=list)
+    peak_rss_mb: float = 0.0
+    starts: int = 0
+
+    def start(self, slot: int) -> None:
+        worker, port = _start(self.dep, self.home / f"w{slot}")
+        self.starts += 1
+        if slot < len(self.workers):
+            self.workers[slot] = worker
+        else:
+            self.workers.append(worker)
+        wait_ready(port, worker, READY_BOUND, poll=0.2)
+
+    def end(self, slot: int, kill: bool) -> None:
+        worker = self.workers[slot]
+        self.peak_rss_mb = max(self.peak_rss_mb, worker.peak_rss_mb())
+        if kill:
+            worker.proc.kill()
+            worker.proc.wait(10)
+        else:
+            worker.stop()
+
+    def close(self) -> None:
+        for worker in self.workers:
+            if worker.alive():
+                self.peak_rss_mb = max(self.peak_rss_mb, worker.peak_rss_mb())
+            worker.stop()
+
+
+def _events(pool: Pool, started: float) -> None:
+    """Every INTERVAL seconds until SECONDS: worker (i % 2) killed (even i) or stopped (odd i),
+    then started again on its data."""
+    i = 0
+    while (at := started + (i + 1) * INTERVAL) < started + SECONDS:
+        time.sleep(max(0.0, at - time.monotonic()))
+        slot, kill = i % 2, i % 2 == 0
+        pool.end(slot, kill)
+        pool.start(slot)
+        say(
+            f"  {time.monotonic() - started:5.0f} s: worker {slot} "
+            f"{'SIGKILLed' if kill else 'SIGTERMed'}, started again and ready"
+        )
+        i += 1
+    time.sleep(max(0.0, started + SECONDS - time.monotonic()))
+
+
+def run() -> float:
+    say(
+        f"\n== soak: {RATE:g} replies/s on {PARTITIONS} partitions, 2 workers (RocksDB, 1 "
+        f"standby), one killed or stopped every {INTERVAL:g} s for {SECONDS:g} s (session "
+        f"timeout {session_timeout():g} s)"
+    )
+    dep = Deployment(partitions=PARTITIONS, env=dict(HORIZON_ENV))
+    dep.create_topics()
+    traffic = Traffic(dep, rate=RATE)
+    with tempfile.TemporaryDirectory(prefix="rg-bench-soak-") as tmp:
+        pool = Pool(dep, Path(tmp))
+        try:
+            pool.start(0)
+            pool.start(1)
+            traffic.start()
+            time.sleep(5)  # both serving
+            start_ms, started = int(time.time() * 1000), time.monotonic()
+            _events(pool, started)
+            traffic.close()
+            with traffic.lock:
+                sent = set(traffic.sent)
+            tally = asyncio.run(read_outcomes(dep, sent, DRAIN_BOUND))
+        finally:
+            traffic.close()
+            pool.close()
+            dep.cleanup()
+    for n, stamp in tally.first_ms.items():
+        traffic.delivered.setdefault(n, stamp)
+    pause = longest_gap_s(traffic, start_ms)
+    lost, conflicting = tally.lost(sent), tally.conflicting()
+    say(
+        f"  {len(sent):,} replies sent, {len(tally.values):,} with an outcome; lost "
+        f"{len(lost)}, conflicting {len(conflicting)}, identical repeats {tally.repeats()}; "
+        f"{pool.starts} worker starts; workers' peak RSS {pool.peak_rss_mb:.0f} MB"
+    )
+    say(f"  longest time without an outcome {pause:.2f} s")
+    if lost or conflicting:
+        raise RuntimeError(f"soak: lost {lost[:20]}, conflicting {conflicting[:20]}")
+    ratio("soak_longest_pause_s", pause)
+    return pause
+
+
+if __name__ == "__main__":
+    run()
