@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from streams.ops.metrics import Metrics
+from streams.policy.metrics import PolicyMetrics
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -39,6 +40,8 @@ EXPECTED_ALERTS = {
     "ReplygateFailureNoticeRatioHigh",
     "ReplygateCorrectionDeadlinesExpiring",
     "ReplygateLeakSpike",
+    "ReplygatePolicyVersionsDiffer",
+    "ReplygatePolicyRefused",
 }
 INSTALL_HINT = "run scripts/install-tools.sh (make test does) to install it"
 
@@ -372,6 +375,7 @@ def test_every_alert_fires_and_stays_silent_in_unit_tests() -> None:
 def defined_series() -> frozenset[str]:
     """Every sample name the metrics module can export (counters get _total, histograms more)."""
     m = Metrics(contracts=[], platforms=[], topics=[], rules=[])
+    PolicyMetrics(m.registry, platforms=[], contracts=[])  # the worker adds them to its registry
     names: set[str] = set()
     for family in m.registry.collect():
         if family.type == "counter":
