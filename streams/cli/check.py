@@ -31,7 +31,8 @@ from streams.errors import (
 
 if TYPE_CHECKING:
     from streams.cli.check_session import CheckSession
-    from streams.core.pipeline import Decision, Gate
+    from streams.core.decision import Decision
+    from streams.core.pipeline import Gate
     from streams.settings import Settings
 
 EXIT_OK = 0
@@ -206,7 +207,7 @@ def check_one(
     record without an id is shown as `fallback_id` (its line number by default)."""
     from schemas import codes
     from streams.broker.topology import Topology
-    from streams.core.pipeline import Decision, Source
+    from streams.core.decision import Decision, Source
 
     if isinstance(line, bytes):
         line = Line(line, len(line))
@@ -307,6 +308,7 @@ def _gate(args: argparse.Namespace) -> tuple[Gate, Settings]:
     from streams.core.pipeline import Gate
     from streams.files.stage import DiskFiles
     from streams.settings import FileSettings, GateSettings, load_settings
+    from streams.settings.contracts import build_registry
 
     overrides: dict[str, Any] = {}
     if args.workspaces is not None:
@@ -316,7 +318,7 @@ def _gate(args: argparse.Namespace) -> tuple[Gate, Settings]:
     settings = load_settings(args.config, **overrides)
     try:
         files = DiskFiles.from_settings(settings.group(FileSettings))
-        return Gate(settings.group(GateSettings), files), settings
+        return Gate(settings.group(GateSettings), files, build_registry(settings)), settings
     except ReplygateError:
         raise
     except (OSError, ValueError) as exc:  # a root that cannot be resolved, a bad pattern

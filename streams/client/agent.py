@@ -35,7 +35,7 @@ from schemas.records import RawChunk, RawReply, ToolCall, TurnControl
 from schemas.text_plain import NAME as TEXT_PLAIN_NAME
 from streams.broker.options import aiokafka_options
 from streams.broker.topology import Topology
-from streams.core.pipeline import iso
+from streams.core.decision import iso
 from streams.core.trace import TRACEPARENT, TRACESTATE, Trace, trace_of
 from streams.settings import Settings, load_settings
 

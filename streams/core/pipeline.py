@@ -57,7 +57,6 @@ from schemas.rich_output import error_text
 from schemas.text_rules import escape_controls
 from schemas.verdicts import Action, Verdict
 from streams.core.chunks import assemble, chunk_limit
-from streams.core.contracts import build_registry
 from streams.core.decision import (
     Decision,
     DeliveryKind,
@@ -65,30 +64,11 @@ from streams.core.decision import (
     Source,
     Turn,
     iso,
-    parse_iso,
 )
 from streams.core.leaks import Masker
 from streams.core.mask_hit import MaskHit
 from streams.core.ports import NO_TURNS, FileStage, TurnView
-from streams.settings import GateSettings
-
-# Re-exported: the decision types are `streams.core.decision`'s; callers may name them here.
-__all__ = [
-    "MASK_SLACK_BYTES",
-    "Action",
-    "Decision",
-    "DeliveryKind",
-    "Gate",
-    "PendingTurn",
-    "Source",
-    "Turn",
-    "Verdict",
-    "iso",
-    "parse_iso",
-    "progress_envelope_issues",
-    "reply_as_text",
-    "select_reply",
-]
+from streams.settings.model import GateSettings
 
 # How many registered contracts an `unknown_contract` message lists.
 _KNOWN_LISTED = 20
@@ -163,12 +143,14 @@ _SHOWN_IDS = 8
 class Gate:
     """The pipeline of one deployment: contracts and masker built once, file reads delegated.
 
-    `files` does the I/O (`streams.files.stage.DiskFiles` for the worker and `check`).
+    `files` does the I/O (`streams.files.stage.DiskFiles` for the worker and `check`);
+    `contracts` is the deployment's registry, built by the shell from its settings
+    (`streams.settings.contracts.build_registry`): the gate reads no file and imports nothing.
     """
 
     settings: GateSettings  # only its own group: no connection, credentials or worker knobs
     files: FileStage
-    contracts: dict[str, ReplyContract] = field(default_factory=dict)
+    contracts: dict[str, ReplyContract]
     masker: Masker = field(init=False)
     _instruction_cache: dict[str, str] = field(init=False, default_factory=dict)
     # The last few ids shown and their shown forms: a record shows one id several times (a
@@ -178,8 +160,6 @@ class Gate:
     shared_masker: InitVar[Masker | None] = None
 
     def __post_init__(self, shared_masker: Masker | None) -> None:
-        if not self.contracts:
-            self.contracts = build_registry(self.settings)
         if shared_masker is None:
             shared_masker = Masker.from_settings(self.settings)
         self.masker = shared_masker

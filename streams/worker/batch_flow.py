@@ -17,7 +17,7 @@ from faust.types import EventT
 
 from schemas.records import record_json
 from streams.core.batch import BatchResult, TurnBatch
-from streams.core.pipeline import Source
+from streams.core.decision import Source
 from streams.core.trace import trace_of
 from streams.ops import failpoints
 from streams.worker.metrics_hooks import WorkerMetrics

@@ -20,8 +20,9 @@ import orjson
 from pydantic import ValidationError
 
 from schemas.records import CorrectionRequest, ErrorEntry, ModelOutput, RawReply
+from streams.core.decision import iso
 from streams.core.leaks import Masker
-from streams.core.pipeline import iso, outbound_text
+from streams.core.pipeline import outbound_text
 from streams.core.trace import trace_of
 from streams.settings import CorrectorSettings
 

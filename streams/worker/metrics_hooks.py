@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from schemas.records import DeadLetter, OutputRecord, ToolResult
 from schemas.registry import TOOL_CONTRACT_NAME
 from streams.broker.topology import Topology
 from streams.core.batch import BatchResult, Judged
-from streams.core.pipeline import Decision, Gate
+from streams.core.decision import Decision
+from streams.core.pipeline import Gate
 from streams.ops.metrics import Metrics, MetricsServer, compute_lag, serve
 from streams.settings import Settings
 
@@ -119,20 +120,37 @@ class WorkerMetrics:
     def pending(self, count: int) -> None:
         self.metrics.set_pending_corrections(count)
 
-    async def report_lag(self, app: Any) -> None:
-        """Consumer lag per input partition: end offset minus position (aiokafka has none)."""
+    async def report_lag(self, app: Any, committed: Callable[[str, int], int | None]) -> None:
+        """Consumer lag per owned input partition: its log end minus the group's committed
+        offset (`committed`, what this worker last committed or found on assignment; a
+        never-committed partition counts from its log start). Records fetched, or being
+        judged, and not committed yet are lag: a user is still waiting on them. One end-offset
+        request per scrape; the marks are in memory."""
         try:
             consumer = app.consumer
             assignment = [tp for tp in consumer.assignment() if tp.topic in self.inputs]
             end_offsets = await consumer.highwaters(*assignment) if assignment else {}
-            positions = {}
-            for tp in assignment:
-                position = await consumer.position(tp)
-                if position is not None:
-                    positions[tp] = position
-            self.metrics.set_consumer_lag(compute_lag(end_offsets, positions))
+            marks = committed_marks(assignment, committed, app.log_starts)
+            self.metrics.set_consumer_lag(compute_lag(end_offsets, marks))
         except Exception:  # a metric must never stop the worker
             log.debug("consumer lag not available", exc_info=True)
+
+
+def committed_marks(
+    partitions: Iterable[Any],
+    committed: Callable[[str, int], int | None],
+    log_starts: Mapping[tuple[str, int], int],
+) -> dict[Any, int]:
+    """Where each partition's lag counts from: the group's committed offset, else (never
+    committed) the log start; a partition with neither known yet is left out, not guessed."""
+    marks: dict[Any, int] = {}
+    for tp in partitions:
+        mark = committed(tp.topic, tp.partition)
+        if mark is None:
+            mark = log_starts.get((tp.topic, tp.partition))
+        if mark is not None:
+            marks[tp] = mark
+    return marks
 
 
 def _snapshot(output: OutputRecord | None) -> int | None:

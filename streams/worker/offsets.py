@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from streams.broker.options import aiokafka_options
-from streams.core.pipeline import Source
+from streams.core.decision import Source
 from streams.settings import KafkaSettings
 from streams.worker.sender import fail_stop
 from streams.worker.settling import settling

@@ -15,7 +15,7 @@ import pytest
 
 from schemas.records import CorrectionRequest, Delivery, record_json
 from streams.core.batch import BatchResult, TurnBatch, Write
-from streams.core.pipeline import Source
+from streams.core.decision import Source
 from streams.core.state import TurnIndex, TurnState, tool_key
 from streams.settings import Settings
 from tests.support.gates import disk_gate

@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from schemas.records import CorrectionRequest, DeadLetter, Delivery
-from streams.core.pipeline import Source
+from streams.core.decision import Source
 from streams.core.state import TurnState
 from tests.core.test_batch import T0, Harness
 from tests.support.samples import raw_reply, tool_call

@@ -351,7 +351,7 @@ def test_chunks_go_when_the_turn_is_cancelled(h: Harness) -> None:
 def test_chunks_go_when_the_deadline_finishes_the_turn(h: Harness) -> None:
     h.run(streamed(h, [raw_reply(output={"text": "prose"}), chunk(0, "z" * 40, attempt=1)]))
     late = T0 + timedelta(seconds=40)
-    from streams.core.pipeline import Source
+    from streams.core.decision import Source
 
     event = (Source(h.settings.deadline_topic(), 0, 7, late), b'{"turn_id": "t-42"}')
     noticed = h.run([event], wall=late)

@@ -232,7 +232,7 @@ def test_cached_timestamps_equal_the_formula(first: Any, second: Any) -> None:
     """Equal datetimes (one instant, any zone) share a cache entry: they spell the same."""
     from datetime import UTC
 
-    from streams.core.pipeline import iso
+    from streams.core.decision import iso
 
     for moment in (first, second, first, second.astimezone(UTC)):
         expected = moment.astimezone(UTC).isoformat(timespec="milliseconds")

@@ -24,7 +24,8 @@ from pydantic import SecretStr
 
 from schemas.records import CorrectionRequest, DeadLetter, Delivery, ToolResult, record_json
 from streams.cli.check_session import CheckSession
-from streams.core.pipeline import Decision, Gate
+from streams.core.decision import Decision
+from streams.core.pipeline import Gate
 from streams.settings import Settings
 from tests.hostile import (
     Case,

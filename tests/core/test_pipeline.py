@@ -11,7 +11,8 @@ import pytest
 
 from schemas.records import CorrectionRequest, DeadLetter, Delivery, ToolResult
 from streams.cli.check_session import CheckSession
-from streams.core.pipeline import Gate, Source
+from streams.core.decision import Source
+from streams.core.pipeline import Gate
 from streams.settings import FileSettings, Settings
 from tests.support.gates import disk_gate
 from tests.support.samples import (

@@ -10,7 +10,8 @@ import pytest
 
 from schemas.records import Delivery
 from streams.cli.check_session import CheckSession
-from streams.core.pipeline import Gate, Source
+from streams.core.decision import Source
+from streams.core.pipeline import Gate
 from streams.core.state import written
 from streams.core.turns import on_reply
 from streams.worker.metrics_hooks import worker_metrics

@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from streams.core.pipeline import Source
+from streams.core.decision import Source
 from streams.core.state import TurnIndex, TurnState, settled, tool_key
 from tests.core.test_batch import CLOCK_SKEW, HORIZON, T0, Harness, kinds
 from tests.support.samples import raw_reply, tool_call

@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from schemas.records import Context
-from streams.core.pipeline import Decision, Gate, PendingTurn, Source
+from streams.core.decision import Decision, PendingTurn, Source
+from streams.core.pipeline import Gate
 from streams.core.ports import NoTurns
 from streams.core.state import TurnState, seen_by, written
 from streams.core.turns import on_cancel, on_deadline, on_reply

@@ -32,8 +32,9 @@ from replygate_dev.demo import (
 from replygate_dev.scripted_llm import choose
 
 from schemas.records import CorrectionRequest
+from streams.core.decision import Decision, Source
 from streams.core.keys import CONVERSATION, TASK, key_issue
-from streams.core.pipeline import Decision, Gate, Source
+from streams.core.pipeline import Gate
 from streams.settings import Settings
 from streams.worker.corrector import build_messages, reply_from_completion, reply_json
 from tests.support.gates import disk_gate

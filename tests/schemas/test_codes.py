@@ -29,7 +29,7 @@ from schemas.codes import (
 from schemas.errors import _CODES, _code_for
 from schemas.records import DeadLetter, DeadReason
 from schemas.registry import contract_codes, issue_codes
-from streams.core.pipeline import Source
+from streams.core.decision import Source
 from streams.ops.metrics import Metrics, bound
 from streams.settings import Settings
 from tests.support.gates import disk_gate

@@ -23,7 +23,8 @@ from schemas.records import Context, CorrectionRequest, Delivery
 from schemas.registry import CONTRACTS, contract_codes, issue_codes, registered
 from streams.cli.check_session import CheckSession
 from streams.core.batch import TurnBatch
-from streams.core.pipeline import Gate, Source
+from streams.core.decision import Source
+from streams.core.pipeline import Gate
 from streams.core.state import TurnIndex
 from streams.ops.metrics import Metrics, bound
 from streams.settings import Settings

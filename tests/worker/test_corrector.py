@@ -16,7 +16,7 @@ from replygate_dev.scripted_llm import Canned, ScriptedLLM, choose, completion_b
 
 from schemas.records import CorrectionRequest, RawReply, record_json
 from streams.broker.topology import Topology
-from streams.core.pipeline import Source
+from streams.core.decision import Source
 from streams.settings import CorrectorSettings, Settings
 from streams.worker.corrector import (
     CorrectionFailed,

@@ -20,7 +20,8 @@ from replygate_dev.scripted_llm import Canned, ScriptedLLM
 
 from schemas.records import CorrectionRequest
 from schemas.registry import CONTRACTS
-from streams.core.pipeline import Gate, Source
+from streams.core.decision import Source
+from streams.core.pipeline import Gate
 from streams.settings import CorrectorSettings, Settings
 from streams.worker.corrector import build_messages, complete, reply_from_completion, reply_json
 from tests.support.gates import disk_gate
