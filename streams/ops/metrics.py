@@ -68,16 +68,16 @@ class TopicPartitionLike(Protocol):
 K = TypeVar("K")
 
 
-def compute_lag(end_offsets: Mapping[K, int], positions: Mapping[K, int]) -> dict[K, int]:
-    """Per partition, end offset minus the consumer's position (never negative).
+def compute_lag(end_offsets: Mapping[K, int], marks: Mapping[K, int]) -> dict[K, int]:
+    """Per partition, end offset minus where its lag counts from (never negative).
 
-    aiokafka exposes no lag; the worker feeds `consumer.end_offsets()` and `consumer.position()`.
-    A partition without a known position (not assigned, not yet fetched) is left out rather than
-    guessed.
+    aiokafka exposes no lag; the worker feeds the end offsets and the group's committed offsets
+    (`streams.worker.metrics_hooks.committed_marks`). A partition without a known mark is left
+    out rather than guessed.
     """
     lags: dict[K, int] = {}
     for tp, end in end_offsets.items():
-        pos = positions.get(tp)
+        pos = marks.get(tp)
         if pos is None or isinstance(end, bool) or isinstance(pos, bool):
             continue
         lags[tp] = max(0, int(end) - int(pos))
@@ -235,7 +235,8 @@ class Metrics:
         )
         self._consumer_lag = Gauge(
             "replygate_consumer_lag",
-            "Records not yet consumed (end offset - position), by topic and partition.",
+            "Input records not yet committed by the group (end offset - committed offset), "
+            "by topic and partition.",
             ["topic", "partition"],
             registry=reg,
         )
