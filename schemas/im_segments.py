@@ -475,7 +475,7 @@ class ImSegmentsContract(ContractBase):
         issues = [
             *problems,
             *message_issues(message, mentionable),
-            *tree_control_issues(message, large=is_large(reply)),
+            *tree_control_issues(message, large=is_large(reply), read_from=reply.text),
         ]
         if issues:
             return ContractResult(issues=tuple(capped(issues)))

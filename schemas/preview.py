@@ -39,7 +39,11 @@ def one_line(text: str) -> str:
 
     `str.split()` splits at exactly the characters `\\s` matches (`str.isspace`), faster than
     `re.sub` plus `strip` (bench/README.md)."""
-    line = " ".join(text.split())
+    return _cut(" ".join(text.split()))
+
+
+def _cut(line: str) -> str:
+    """A line cut to 280 code points, the last one an ellipsis when anything was cut."""
     if len(line) <= MAX_CODE_POINTS:
         return line
     return line[: MAX_CODE_POINTS - 1] + ELLIPSIS
@@ -108,7 +112,7 @@ def preview(text: str, mask: Callable[[str], str]) -> str:
     bidi character left once whitespace is one space is shown escaped (`\\x1b`, `\\u202e`):
     a console, a log line or a notification interprets none.
     """
-    line = one_line(escape_controls(" ".join(text.split())))
+    line = _cut(escape_controls(" ".join(text.split())))
     for _ in range(_MAX_PASSES):
         masked = mask(line)
         if masked == line:

@@ -263,7 +263,7 @@ class SchemaContract(ContractBase):
         issues = [
             *problems,
             *schema_issues(self._validator, message),
-            *tree_control_issues(message, large=is_large(reply)),
+            *tree_control_issues(message, large=is_large(reply), read_from=reply.text),
         ]
         if issues:
             return ContractResult(issues=tuple(capped(issues)))

@@ -59,7 +59,10 @@ def _escaped(match: re.Match[str]) -> str:
 
 def escape_controls(text: str) -> str:
     """`text` with every control, bidi control and lone surrogate written as `\\x1b` or
-    `\\u202e`: for anything replygate writes itself (a reader's terminal interprets none)."""
+    `\\u202e`: for anything replygate writes itself (a reader's terminal interprets none).
+    Printable ASCII (every character of it is outside the class) is cleared without a search."""
+    if text.isascii() and text.isprintable():
+        return text
     return _SHOWN_ESCAPED.sub(_escaped, text) if _SHOWN_ESCAPED.search(text) else text
 
 
@@ -101,13 +104,21 @@ def _strings(value: Any, base: str) -> Iterator[tuple[str, str, bool]]:
 
 
 def tree_control_issues(
-    value: Any, base: str = "$", limit: int = MAX_ISSUES, large: bool = False
+    value: Any,
+    base: str = "$",
+    limit: int = MAX_ISSUES,
+    large: bool = False,
+    read_from: str | None = None,
 ) -> list[Issue]:
     """The `control_character` issues of every string and key of a JSON value (bounded).
 
     A string's issue names the code point's index (`segments[0].data.text[5]`); a key's names
     the key itself (the path shows it escaped once it leaves the gate). `large`: the value is
-    walked, never written again (no copy of a huge reply is made)."""
+    walked, never written again (no copy of a huge reply is made). `read_from`: the JSON text
+    the value was read from (or a text holding it), which one search clears in nearly every
+    reply."""
+    if read_from is not None and _MAYBE_IN_TEXT.search(read_from) is None:
+        return []
     if not (_walk_has_control(value) if large else tree_has_control(value)):
         return []
     issues: list[Issue] = []
@@ -132,6 +143,12 @@ _MAYBE_IN_JSON: Final = re.compile(rb"[\\\xc2\xe2]")  # their first bytes, one c
 _IN_JSON: Final = re.compile(
     rb"\\[bf]|\\u00[01]|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]"
 )
+
+
+# In JSON text a refused character stands as itself (raw C0 is no JSON outside a blank) or
+# as an escape: `\b`, `\f`, or `\u` with a C0, C1 or bidi code point. A match may be a false
+# alarm (`\\b`, `\u0041`): the value decides.
+_MAYBE_IN_TEXT: Final = re.compile(f"[{_REPLY_CLASS}]|\\\\(?:[bf]|u(?:00[0189]|20[26]))")
 
 
 def tree_has_control(value: Any) -> bool:

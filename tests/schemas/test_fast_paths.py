@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -9,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
-from schemas import im_segments
+from schemas import im_segments, text_rules
 from schemas.contract import ReplyInput
 from schemas.html_answer import scan
 from schemas.html_answer.rules import INLINE
@@ -24,7 +25,7 @@ from schemas.im_segments import (
     _Sink,
     message_issues,
 )
-from schemas.preview import html_text, one_line
+from schemas.preview import html_text, one_line, preview
 from schemas.records import Context
 from schemas.uris import _PROSE_DOC_RE, _WORDISH, Uri, find_doc_links, is_http_url, parse_uri
 
@@ -296,3 +297,79 @@ def test_lines_cut_by_find_equal_the_regex_cut(text: str) -> None:
     assert list(_lines(text)) == list(_eol_lines(text))
     plain = text.replace("\r", "")
     assert list(_lines(plain)) == list(_eol_lines(plain))
+
+
+# Characters around every boundary of the control rule, the escapes JSON writes them with,
+# and ordinary text.
+_CONTROL_EDGES = st.sampled_from(
+    [
+        "a",
+        "é",
+        " ",
+        "\n",
+        "\t",
+        "\r",
+        "\x00",
+        "\x07",
+        "\x1b",
+        "\x1f",
+        "\x7f",
+        "\x80",
+        "\x85",
+        "\x9f",
+        "\xa0",
+        "\u200e",
+        "\u200f",
+        "\u2029",
+        "\u202a",
+        "\u202e",
+        "\u202f",
+        "\u2065",
+        "\u2066",
+        "\u2069",
+        "\u206a",
+        "\\",
+        "b",
+        "u",
+        '"',
+    ]
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.recursive(
+        st.lists(_CONTROL_EDGES, max_size=8).map("".join),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(st.lists(_CONTROL_EDGES, max_size=4).map("".join), inner, max_size=3)
+        ),
+        max_leaves=8,
+    ),
+    st.booleans(),
+)
+def test_controls_read_from_the_text_equal_those_of_the_value(value: Any, ascii: bool) -> None:
+    """The search over the JSON text a value was read from clears exactly what the value's own
+    check would: written escaped (`\\u202e`, `\\b`) or as itself."""
+    text = json.dumps(value, ensure_ascii=ascii)
+    assert text_rules.tree_control_issues(value, read_from=text) == (
+        text_rules.tree_control_issues(value)
+    )
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_CONTROL_EDGES | st.sampled_from(["\ud800", "~", "x"]), max_size=12).map("".join))
+def test_printable_ascii_needs_no_escape(text: str) -> None:
+    assert text_rules.escape_controls(text) == text_rules._SHOWN_ESCAPED.sub(
+        text_rules._escaped, text
+    )
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(_CONTROL_EDGES | st.sampled_from(["x" * 150, "\x1c", "\x85"]), max_size=12))
+def test_preview_normalises_once(parts: list[str]) -> None:
+    """The preview's one whitespace pass gives what two passes (before and after escaping) gave."""
+    text = "".join(parts)
+    assert preview(text, lambda line: line) == one_line(
+        text_rules.escape_controls(" ".join(text.split()))
+    )
