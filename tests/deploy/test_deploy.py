@@ -128,11 +128,14 @@ def test_validation_is_strict() -> None:
         kubernetes_validate.validate(dep, K8S_VERSIONS[-1], strict=True)
 
 
-def test_overlay_adds_keda_namespace_and_example_secret() -> None:
+def test_overlay_adds_the_lag_autoscaler_namespace_and_example_secret() -> None:
     docs = build(OVERLAY)
-    assert {"Namespace", "Secret", "ScaledObject", "TriggerAuthentication"} <= {
-        d["kind"] for d in docs
-    }
+    assert {"Namespace", "Secret", "HorizontalPodAutoscaler"} <= {d["kind"] for d in docs}
+    assert not by_kind(docs, "ScaledObject")  # KEDA is the option the tests do not run
+    hpa = one(docs, "HorizontalPodAutoscaler")
+    (metric,) = hpa["spec"]["metrics"]
+    assert metric["external"]["metric"]["name"] == "replygate_input_lag"
+    assert hpa["spec"]["maxReplicas"] == int(config_data(docs)["REPLYGATE_PARTITIONS"])
     ns = one(docs, "Namespace")["metadata"]["name"]
     assert all(d["metadata"].get("namespace") == ns for d in docs if d["kind"] != "Namespace")
     image = workers(docs)["spec"]["template"]["spec"]["containers"][0]["image"]
@@ -246,8 +249,27 @@ def test_pdb_and_network_policy_select_the_workers() -> None:
     assert set(netpol["spec"]["policyTypes"]) == {"Ingress", "Egress"}
 
 
-def test_keda_scaled_object_is_structurally_sound() -> None:
-    docs = build(OVERLAY)
+def keda_variant(tmp_path: Path) -> tuple[dict[str, Any], ...]:
+    """The example overlay with KEDA in place of the lag HPA (docs/scaling.md: an option)."""
+    example = Path(OVERLAY)
+    shutil.copy(example / "namespace.yaml", tmp_path / "namespace.yaml")
+    kustomization = yaml.safe_load((example / "kustomization.yaml").read_text())
+    kustomization["resources"] = ["namespace.yaml", os.path.relpath(BASE, tmp_path)]
+    components = [c.replace("hpa-lag", "keda") for c in kustomization["components"]]
+    kustomization["components"] = [
+        os.path.relpath((example / c).resolve(), tmp_path) for c in components
+    ]
+    for patch in kustomization["patches"]:
+        if patch["target"]["kind"] == "HorizontalPodAutoscaler":
+            patch["target"]["kind"] = "ScaledObject"
+            patch["patch"] = patch["patch"].replace("/spec/maxReplicas", "/spec/maxReplicaCount")
+    (tmp_path / "kustomization.yaml").write_text(yaml.safe_dump(kustomization))
+    return build(str(tmp_path))
+
+
+def test_keda_scaled_object_is_structurally_sound(tmp_path: Path) -> None:
+    docs = keda_variant(tmp_path)
+    assert not by_kind(docs, "HorizontalPodAutoscaler")  # KEDA makes its own
     config = config_data(docs)
     so = one(docs, "ScaledObject")
     assert so["apiVersion"] == "keda.sh/v1alpha1"
