@@ -47,7 +47,10 @@ _SHOWN_ESCAPED: Final = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u206
 
 
 def find_control(text: str, with_delete: bool = False) -> int | None:
-    """The index of the first character a reply may not hold, or None (one regex search)."""
+    """The index of the first character a reply may not hold, or None (one regex search;
+    printable ASCII, which has none, is cleared without it)."""
+    if text.isascii() and text.isprintable():
+        return None
     match = (_WITH_DELETE if with_delete else _REPLY).search(text)
     return None if match is None else match.start()
 
@@ -117,7 +120,7 @@ def tree_control_issues(
     walked, never written again (no copy of a huge reply is made). `read_from`: the JSON text
     the value was read from (or a text holding it), which one search clears in nearly every
     reply."""
-    if read_from is not None and _MAYBE_IN_TEXT.search(read_from) is None:
+    if read_from is not None and not _may_write_control(read_from):
         return []
     if not (_walk_has_control(value) if large else tree_has_control(value)):
         return []
@@ -148,7 +151,16 @@ _IN_JSON: Final = re.compile(
 # In JSON text a refused character stands as itself (raw C0 is no JSON outside a blank) or
 # as an escape: `\b`, `\f`, or `\u` with a C0, C1 or bidi code point. A match may be a false
 # alarm (`\\b`, `\u0041`): the value decides.
-_MAYBE_IN_TEXT: Final = re.compile(f"[{_REPLY_CLASS}]|\\\\(?:[bf]|u(?:00[0189]|20[26]))")
+_ESCAPED_IN_TEXT: Final = re.compile("\\\\(?:[bf]|u(?:00[0189]|20[26]))")
+_MAYBE_IN_TEXT: Final = re.compile(f"[{_REPLY_CLASS}]|{_ESCAPED_IN_TEXT.pattern}")
+
+
+def _may_write_control(text: str) -> bool:
+    """Whether the JSON text may give a string a refused character. In ASCII JSON only an
+    escape can: a search for the backslash, not a class test of every character."""
+    if text.isascii():
+        return "\\" in text and _ESCAPED_IN_TEXT.search(text) is not None
+    return _MAYBE_IN_TEXT.search(text) is not None
 
 
 def tree_has_control(value: Any) -> bool:

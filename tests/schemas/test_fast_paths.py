@@ -373,3 +373,13 @@ def test_preview_normalises_once(parts: list[str]) -> None:
     assert preview(text, lambda line: line) == one_line(
         text_rules.escape_controls(" ".join(text.split()))
     )
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(_CONTROL_EDGES | st.sampled_from(["~", "x"]), max_size=12).map("".join), st.booleans()
+)
+def test_find_control_clears_printable_ascii_as_the_search_would(text: str, delete: bool) -> None:
+    pattern = text_rules._WITH_DELETE if delete else text_rules._REPLY
+    match = pattern.search(text)
+    assert text_rules.find_control(text, delete) == (None if match is None else match.start())
