@@ -23,6 +23,7 @@ POINTS = (
     "chunk_state_written",  # a streamed reply's chunks are durable; its final record may not be
     "revoke_before_commit",  # a rebalance takes partitions away; what they handled is uncommitted
     "partitions_revoked",  # a rebalance took partitions away; what they handled is committed
+    "warmup_step",  # a fetched batch of the turn changelog is in the local store before joining
 )
 # The points of `replygate deliveries`, in the order of one delivery.
 ENDPOINT_POINTS = (

@@ -49,6 +49,7 @@ from streams.worker.sender import Out, Sender, fail_stop, send_now
 from streams.worker.settling import settling
 from streams.worker.store import StoredIndex, TurnStore
 from streams.worker.topics import OutputTopics, create_at_start
+from streams.worker.warmup import warm_up
 
 log = logging.getLogger("replygate.worker")
 
@@ -80,6 +81,8 @@ class GateApp(InLoopApp):
         self.log_starts: dict[tuple[str, int], int] = {}
         # looks up the log starts of assigned partitions (`OffsetWatch.learn_assigned_log_starts`)
         self.learn_log_starts: Callable[[Iterable[Any]], Awaitable[None]] | None = None
+        # reads the turn changelog into a RocksDB store before the group is joined (`warm_up`)
+        self.warm: Callable[[], Awaitable[Any]] | None = None
         super().__init__(*args, **options)
 
     def _new_consumer(self) -> Any:
@@ -118,7 +121,9 @@ class GateApp(InLoopApp):
     async def on_first_start(self) -> None:
         if self.startup is not None:
             await self.startup()
-        await super().on_first_start()
+        await super().on_first_start()  # makes the table directories
+        if self.warm is not None:
+            await self.warm()
 
 
 class Worker:
@@ -251,9 +256,12 @@ def create_app(settings: Settings) -> GateApp:
         knobs,
         settings.group(TurnSettings),
         worker_metrics(settings, gate),
-        turns_table(app, topology, kafka.partitions),
+        table := turns_table(app, topology, kafka.partitions),
     )
     app.learn_log_starts = worker.offsets.learn_assigned_log_starts
+    app.warm = lambda: warm_up(
+        table.data, table.changelog_topic.get_topic_name(), kafka.partitions, kafka
+    )
     add_gate_agent(app, inputs, worker, knobs)
     add_timers(app, worker, knobs.deadline_scan_interval_seconds)
     add_rebalance_handlers(app, worker)
@@ -316,7 +324,7 @@ def add_timers(app: GateApp, worker: Worker, scan_interval_seconds: float) -> No
 
     @app.timer(interval=5.0)
     async def report_lag() -> None:
-        await worker.metrics.report_lag(app, worker.offsets.committed_input)
+        await worker.metrics.report_lag(app)
         await worker.offsets.check_progress()
 
 
