@@ -156,9 +156,9 @@ def test_the_dashboard_shows_versions_per_worker_disagreements_and_refusals() ->
         for by in BY.findall(e)
     ), "no panel shows the version each worker holds"
     assert any("shadow disagreements" in t for t in titles)
-    assert any(
-        "kind" in by for e in exprs if "disagreements" in e for by in BY.findall(e)
-    ), "no panel splits the disagreements by kind"
+    assert any("kind" in by for e in exprs if "disagreements" in e for by in BY.findall(e)), (
+        "no panel splits the disagreements by kind"
+    )
     assert any("replygate_policy_refused_total" in e for e in exprs)
     # the row the panels sit under
     dash = json.loads(DASHBOARD.read_text(encoding="utf-8"))
