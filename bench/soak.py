@@ -17,23 +17,28 @@ RATIO soak_longest_pause_s: target <= 12 s.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
+import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 from aiokafka import AIOKafkaConsumer
+from replygate_dev.demo import free_port
 
-from bench.broker_outage import longest_gap_s
-from bench.common import ratio, say
+from bench.common import fmt, ratio, say
 from bench.kafka import Deployment, Worker, wait_ready
-from bench.rebalance import HORIZON_ENV, PARTITIONS, READY_BOUND, Traffic, _start, session_timeout
+from bench.rebalance import HORIZON_ENV, PARTITIONS, READY_BOUND, Traffic, session_timeout
 
 RATE = float(os.environ.get("BENCH_SOAK_RATE", "400"))
 SECONDS = float(os.environ.get("BENCH_SOAK_SECONDS", "600"))
 INTERVAL = float(os.environ.get("BENCH_SOAK_INTERVAL", "60"))
+# a directory to keep every worker start's log in (for reading where a pause went); unset: none
+LOGS = os.environ.get("BENCH_SOAK_LOGS", "")
 DRAIN_BOUND = 180.0  # seconds for every reply sent to reach its outcome after the traffic stops
 
 
@@ -94,9 +99,22 @@ async def read_outcomes(dep: Deployment, sent: set[int], bound: float) -> Tally:
     return tally
 
 
+def longest_gaps(stamps: Sequence[int], bounds: Sequence[int]) -> list[float]:
+    """The longest time without an outcome (seconds) in each window between consecutive
+    `bounds` (ms): a window's edges count as outcomes, so a pause that spans an edge is split
+    there and a window with no outcome at all is one gap."""
+    ordered = sorted(stamps)
+    gaps = []
+    for start, end in itertools.pairwise(bounds):
+        inside = [start, *(t for t in ordered if start <= t <= end), end]
+        gaps.append(max(b - a for a, b in itertools.pairwise(inside)) / 1000)
+    return gaps
+
+
 @dataclass
 class Pool:
-    """The soak's workers by slot, each restarted on its own data directory."""
+    """The soak's workers by slot, each restarted on its slot's data directory (a pod on its
+    volume); every start logs to a directory of its own."""
 
     dep: Deployment
     home: Path
@@ -105,7 +123,12 @@ class Pool:
     starts: int = 0
 
     def start(self, slot: int) -> None:
-        worker, port = _start(self.dep, self.home / f"w{slot}")
+        port = free_port()
+        worker = self.dep.start_worker(
+            self.home / f"w{slot}-{self.starts}",
+            REPLYGATE_METRICS_PORT=str(port),
+            REPLYGATE_DATA_DIR=str(self.home / f"w{slot}-data"),
+        )
         self.starts += 1
         if slot < len(self.workers):
             self.workers[slot] = worker
@@ -129,21 +152,23 @@ class Pool:
             worker.stop()
 
 
-def _events(pool: Pool, started: float) -> None:
+def _events(pool: Pool, started: float) -> list[tuple[int, bool]]:
     """Every INTERVAL seconds until SECONDS: worker (i % 2) killed (even i) or stopped (odd i),
-    then started again on its data."""
-    i = 0
-    while (at := started + (i + 1) * INTERVAL) < started + SECONDS:
+    then started again on its data. Each event's wall time (ms) and whether it was a kill."""
+    events: list[tuple[int, bool]] = []
+    while (at := started + (len(events) + 1) * INTERVAL) < started + SECONDS:
         time.sleep(max(0.0, at - time.monotonic()))
-        slot, kill = i % 2, i % 2 == 0
+        slot, kill = len(events) % 2, len(events) % 2 == 0
+        events.append((int(time.time() * 1000), kill))
         pool.end(slot, kill)
         pool.start(slot)
         say(
             f"  {time.monotonic() - started:5.0f} s: worker {slot} "
-            f"{'SIGKILLed' if kill else 'SIGTERMed'}, started again and ready"
+            f"{'SIGKILLed' if kill else 'SIGTERMed'} at {at - started:.0f} s, started again "
+            "and ready"
         )
-        i += 1
     time.sleep(max(0.0, started + SECONDS - time.monotonic()))
+    return events
 
 
 def run() -> float:
@@ -163,7 +188,8 @@ def run() -> float:
             traffic.start()
             time.sleep(5)  # both serving
             start_ms, started = int(time.time() * 1000), time.monotonic()
-            _events(pool, started)
+            events = _events(pool, started)
+            end_ms = int(time.time() * 1000)
             traffic.close()
             with traffic.lock:
                 sent = set(traffic.sent)
@@ -172,15 +198,19 @@ def run() -> float:
             traffic.close()
             pool.close()
             dep.cleanup()
-    for n, stamp in tally.first_ms.items():
-        traffic.delivered.setdefault(n, stamp)
-    pause = longest_gap_s(traffic, start_ms)
+            if LOGS:
+                shutil.copytree(tmp, LOGS, ignore=shutil.ignore_patterns("*-data"))
+    # the delivery topic's first copy of each outcome: what the watcher saw, and what came later
+    gaps = longest_gaps(list(tally.first_ms.values()), [start_ms, *(t for t, _ in events), end_ms])
+    pause = max(gaps)
+    kills, stops = gaps[1::2], gaps[2::2]  # the window after each event, until the next
     lost, conflicting = tally.lost(sent), tally.conflicting()
     say(
         f"  {len(sent):,} replies sent, {len(tally.values):,} with an outcome; lost "
         f"{len(lost)}, conflicting {len(conflicting)}, identical repeats {tally.repeats()}; "
         f"{pool.starts} worker starts; workers' peak RSS {pool.peak_rss_mb:.0f} MB"
     )
+    say(f"  longest time without an outcome after each kill {fmt(kills)} s, stop {fmt(stops)} s")
     say(f"  longest time without an outcome {pause:.2f} s")
     if lost or conflicting:
         raise RuntimeError(f"soak: lost {lost[:20]}, conflicting {conflicting[:20]}")
