@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import tempfile
 import threading
 import time
@@ -245,4 +246,21 @@ def run_horizon(turns: int = HORIZON_TURNS, rounds: int = HORIZON_ROUNDS) -> dic
             traffic.close()
             first.stop()
             dep.cleanup()
+            _say_warm_ups(Path(tmp))
     return _report(results, "_1m")
+
+
+# A directory to keep the workers' logs of the `_1m` round in (they go with the round's files).
+KEEP_LOGS = os.environ.get("BENCH_REBALANCE_LOGS", "")
+
+
+def _say_warm_ups(tmp: Path) -> None:
+    """Each worker's warm-up before it joined (`streams.worker.warmup`), from its log."""
+    for log in sorted(tmp.glob("*/worker.log")):
+        if KEEP_LOGS:
+            Path(KEEP_LOGS).mkdir(parents=True, exist_ok=True)
+            shutil.copy(log, Path(KEEP_LOGS) / f"{log.parent.name}.log")
+        lines = log.read_text(errors="replace").splitlines()
+        for line in lines:
+            if "warmed before joining" in line:
+                say(f"  {log.parent.name}: {line.split('] ', 3)[-1].strip()}")

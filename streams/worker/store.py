@@ -10,6 +10,7 @@ local store and a store recovered from the changelog always agree.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Iterator, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
@@ -93,9 +94,13 @@ class TurnStore:
 
 
 # Stored turns read into the index per call of `StoredIndex.refresh` (a batch, a deadline scan)
-# while a partition new to this worker is loaded: about 0.1 s of CPU each, so a million finished
-# turns load behind the batches instead of pausing them for seconds.
+# while a partition new to this worker is loaded: at most LOAD_STEP, and no more once
+# LOAD_SECONDS of it have passed (checked every LOAD_CHUNK), so a million finished turns load
+# behind the batches instead of pausing them: a step of 20,000 took 0.2-0.35 s at load 13, and
+# a batch waited for each (bench/README.md, `rebalance_1m`).
 LOAD_STEP = 20_000
+LOAD_CHUNK = 1_000
+LOAD_SECONDS = 0.02
 
 
 class StoredIndex:
@@ -131,11 +136,23 @@ class StoredIndex:
             self._plan()
             self.fresh = True
         if step and self._loader is not None:
-            chunk = list(itertools.islice(self._loader, LOAD_STEP))
-            self.index.load(chunk)
-            if len(chunk) < LOAD_STEP:
-                self._loader, self.loading = None, set()
+            self._step()
         return self.index
+
+    def _step(self) -> None:
+        """Read the next stored turns of the partitions loading, bounded in count and time."""
+        assert self._loader is not None  # for mypy: refresh checked
+        size, read = min(LOAD_CHUNK, LOAD_STEP), 0
+        until = time.perf_counter() + LOAD_SECONDS
+        while read < LOAD_STEP:
+            chunk = list(itertools.islice(self._loader, min(size, LOAD_STEP - read)))
+            self.index.load(chunk)
+            read += len(chunk)
+            if len(chunk) < size and read < LOAD_STEP:
+                self._loader, self.loading = None, set()
+                return
+            if time.perf_counter() >= until:
+                return
 
     def _plan(self) -> None:
         """What to forget and what to read after a rebalance; a partition half read is

@@ -83,3 +83,18 @@ def test_a_new_partition_is_read_behind_the_batches_and_read_again_if_interrupte
     index.refresh()
     assert len(index.refresh().pending) == 5 and index.loading == set()
     assert store.read == [{1}, {0, 1}]
+
+
+def test_a_step_stops_once_its_time_is_spent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its time spent after one chunk, a step leaves the rest for the next batch: a batch never
+    waits for LOAD_STEP turns read at once."""
+    monkeypatch.setattr(store_module, "LOAD_CHUNK", 2)
+    monkeypatch.setattr(store_module, "LOAD_SECONDS", 0.0)
+    store = CountingStore()
+    for i in range(5):
+        store.put(1, f"p-{i}".encode(), _pending(f"p-{i}", 1))
+    index = StoredIndex(TurnIndex(timedelta(days=7)), store)
+    index.stale({1})
+    assert len(index.refresh().pending) == 2 and index.loading == {1}
+    assert len(index.refresh().pending) == 4 and index.loading == {1}
+    assert len(index.refresh().pending) == 5 and index.loading == set()
