@@ -53,6 +53,8 @@ ALPHABETS: Final[dict[str, tuple[str, str]]] = {
 # Characters that continue a token: a match may not start right after one or end right
 # before one (`photo-xoxb-...-1.jpg` is a path word, `ghp_...Z` a longer token).
 _WORD: Final = r"A-Za-z0-9_\-"
+# The characters `\b` (RE2: ASCII) counts as a word's.
+_WORD_START: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 # Nor after a dot: `video_box.ico-7a38...png` is a file name, not an Infracost key.
 _LEFT: Final = rf"(?:^|[^{_WORD}.])"
 # A value may be quoted, also with escaped quotes inside JSON.
@@ -141,8 +143,10 @@ def _trigger(prefixes: Sequence[str], parts: Sequence[Part]) -> str:
     """The pre-filter's pattern for a token: its prefix and the start of what follows, 10
     characters in all, 14 after a prefix of fewer than 4 (`0.` + 8 hex is in many decimals,
     `0.` + 8 hex + `-` + 3 hex is not). Classes are written out, never counted, which keeps
-    the combined DFA small."""
-    first = "|".join(re.escape(p) for p in prefixes)
+    the combined DFA small. A prefix that starts a word is written after `\\b`: the token
+    itself starts where no word character is before it, and `ion_` in `mention_target` is
+    then no alarm (a newline of a joined text reads like an edge to `\\b`)."""
+    first = "|".join(("\\b" if p[:1] in _WORD_START else "") + re.escape(p) for p in prefixes)
     shortest = min(len(p) for p in prefixes)
     need = (14 if shortest < 4 else 10) - shortest
     out: list[str] = []
