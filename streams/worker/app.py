@@ -259,9 +259,12 @@ def create_app(settings: Settings) -> GateApp:
         table := turns_table(app, topology, kafka.partitions),
     )
     app.learn_log_starts = worker.offsets.learn_assigned_log_starts
-    app.warm = lambda: warm_up(
-        table.data, table.changelog_topic.get_topic_name(), kafka.partitions, kafka
-    )
+
+    async def warm() -> None:
+        worker.metrics.serve(ready=lambda: not settling(app))  # /livez answers meanwhile
+        await warm_up(table.data, table.changelog_topic.get_topic_name(), kafka.partitions, kafka)
+
+    app.warm = warm
     add_gate_agent(app, inputs, worker, knobs)
     add_timers(app, worker, knobs.deadline_scan_interval_seconds)
     add_rebalance_handlers(app, worker)
