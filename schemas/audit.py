@@ -12,16 +12,21 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from schemas.records import ContractName, Id, Platform, Timestamp, TurnId, Written
+from schemas.records import (
+    ContractName,
+    Id,
+    Platform,
+    PolicyVersion,
+    Timestamp,
+    TurnId,
+    Written,
+)
 from schemas.verdicts import Action, Verdict
 
 # What became of a turn (or of a record that never became one: a dead letter).
 AuditOutcome = Literal["reply", "corrected", "failure_notice", "dead_letter", "dropped", "progress"]
 # Where a shadow's judgement differed from the active one's.
 DisagreementKind = Literal["verdict", "masking", "codes"]
-PolicyVersion = Annotated[
-    str, StringConstraints(pattern=r"^(sha256:[0-9a-f]{64}|settings)$", max_length=71)
-]
 Tenant = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 # Bounds: an audit record stays small whatever the reply held.
 MAX_ENTRIES = 200

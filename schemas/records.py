@@ -40,6 +40,11 @@ ContractName = Annotated[
 Platform = Annotated[
     str, StringConstraints(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9_-]*$")
 ]
+# A policy bundle's version (`sha256:` and the hex digest of its canonical form), or `settings`:
+# the worker's settings file, while no bundle is published.
+PolicyVersion = Annotated[
+    str, StringConstraints(pattern=r"^(sha256:[0-9a-f]{64}|settings)$", max_length=71)
+]
 
 
 # Why a record could not be processed at all (schemas/codes.py explains each).
@@ -71,7 +76,10 @@ class Written(Record):
         """pydantic's `model_construct` without its per-field work (about half its cost), for
         models with no defaults, validators or private attributes: every field is required
         (KeyError, TypeError) and kept in the model's order, the order of the bytes sent."""
-        fields = {name: values.pop(name) for name in cls.__pydantic_fields__}
+        fields = {
+            name: values.pop(name) if name in values else _optional(cls, name)
+            for name in cls.__pydantic_fields__
+        }
         if values:
             raise TypeError(f"{cls.__name__} has no field {sorted(values)}")
         record = cls.__new__(cls)
@@ -181,6 +189,18 @@ class TurnControl(Record):
     action: Literal["cancel"]
 
 
+def _optional(model: type[Written], name: str) -> Any:
+    """An unset field's default: only `policy_version` has one (every other is required)."""
+    if name != VERSION_FIELD:
+        raise KeyError(name)
+    return None
+
+
+# The additive field of the outcome records: the policy version that judged the record. Left
+# out of the bytes when unset (no bundle published), so a record is what it always was.
+VERSION_FIELD = "policy_version"
+
+
 class MaskEntry(Written):
     rule: str
     path: str
@@ -219,6 +239,7 @@ class Delivery(Written):
     masked: list[MaskEntry]
     notices: list[NoticeEntry]
     delivered_at: Timestamp
+    policy_version: PolicyVersion | None = None
 
 
 class CorrectionRequest(Written):
@@ -230,6 +251,7 @@ class CorrectionRequest(Written):
     errors: list[ErrorEntry]
     instructions: str
     deadline: Timestamp
+    policy_version: PolicyVersion | None = None
 
 
 class GenericNormalized(Written):
@@ -252,6 +274,7 @@ class ToolResult(Written):
     status: Literal["ok", "error"]
     text: str
     metadata: ToolResultMetadata
+    policy_version: PolicyVersion | None = None
 
 
 class DeadLetter(Written):
@@ -261,6 +284,7 @@ class DeadLetter(Written):
     reason: DeadReason
     detail: str
     record: str
+    policy_version: PolicyVersion | None = None
 
 
 # What the gate writes: one of these per output record (docs/records.md).
@@ -279,5 +303,8 @@ def record_json(value: Any) -> bytes:
 def _fields(value: Any) -> dict[str, Any]:
     if isinstance(value, Record):
         fields: dict[str, Any] = value.__dict__
+        if fields.get(VERSION_FIELD, fields) is None:  # an outcome record with no version
+            fields = dict(fields)
+            del fields[VERSION_FIELD]
         return fields
     raise TypeError(f"{type(value).__name__} is not JSON")

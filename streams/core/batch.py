@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 import orjson
@@ -17,7 +17,7 @@ import orjson
 from schemas.codes import PROCESSING_ERROR, TURN_EXPIRED
 from schemas.records import Context, CorrectionRequest, RawChunk, ToolResult, record_json
 from streams.core.chunks import ChunkBuffer, chunk_limit
-from streams.core.decision import Decision, Source, iso, parse_iso
+from streams.core.decision import Decision, Source, Turn, iso, parse_iso
 from streams.core.keys import CONVERSATION, TASK, is_quoted_key, key_issue
 from streams.core.outcomes import Outcome
 from streams.core.pipeline import Gate
@@ -33,7 +33,16 @@ from streams.core.state import (
     written,
 )
 from streams.core.trace import Trace
-from streams.core.turns import Step, on_cancel, on_chunk, on_deadline, on_reply
+from streams.core.turns import Step, on_cancel, on_chunk, on_deadline, on_reply, pending_turn
+from streams.core.versions import (
+    SETTINGS_VERSION,
+    SWITCHES_KEY,
+    Judges,
+    OneGate,
+    Switches,
+    VersionMissing,
+    choose_version,
+)
 
 log = logging.getLogger("replygate.worker")
 
@@ -73,24 +82,40 @@ def source_id(source: Source) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Write:
-    """One turn's new state on its partition; `state` None is a tombstone (the state expired)."""
+    """One turn's new state on its partition; `state` None is a tombstone (the state expired),
+    unless `raw` holds a value that is not a turn's (a partition's policy switches)."""
 
     partition: int
     key: bytes
     state: TurnState | None
+    raw: bytes | None = None
 
     @property
     def value(self) -> bytes | None:
+        if self.raw is not None:
+            return self.raw
         return self.state.encode() if self.state is not None else None
+
+    @property
+    def is_turn(self) -> bool:
+        return self.raw is None
 
 
 @dataclass(frozen=True, slots=True)
 class Judged:
-    """One input record's step, for metrics once the batch is durable."""
+    """One input record's step, for metrics and the audit once the batch is durable: the
+    policy version and tenant that judged it, the shadow's judgement of the same record
+    (its version and decision; None: no shadow), and its turn when the decision does not
+    name it (a deadline, a cancel)."""
 
     topic: str
     step: Step
     decision: Decision | None
+    version: str = SETTINGS_VERSION
+    tenant: str | None = None
+    shadow: tuple[str, Decision] | None = None
+    turn: Turn | None = None
+    judged_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,19 +149,45 @@ class BatchResult:
         return [send.decision for send in self.sends]
 
 
+def stamped(decision: Decision, version: str) -> Decision:
+    """The decision with its output naming the policy version that judged it; under the
+    settings file the output is left as it always was (no field added)."""
+    output = decision.output
+    if version == SETTINGS_VERSION or output is None or output.policy_version is not None:
+        return decision
+    return replace(decision, output=output.model_copy(update={"policy_version": version}))
+
+
 @dataclass
 class TurnBatch:
-    """The worker's decisions for one batch, against the stored state plus the batch's writes."""
+    """The worker's decisions for one batch, against the stored state plus the batch's writes.
+
+    `gate` is the settings file's (topic names, horizons); `judges` gives each record's gate by
+    its policy version (`streams.core.versions`): without it the settings file judges all.
+    """
 
     gate: Gate
     read: ReadState
     index: TurnIndex
     committed: Committed = nothing_committed
+    judges: Judges | None = None
     _overlay: dict[bytes, Write] = field(default_factory=dict)
     _result: BatchResult = field(default_factory=BatchResult)
     wall: datetime = NEVER  # the running batch's clock (set by `run`)
+    # The record being judged: its version, whether that is a replay's (from the switches),
+    # its tenant, the shadow's judgement and its turn (for the audit).
+    _version: str = SETTINGS_VERSION
+    _replayed: str | None = None
+    _tenant: str | None = None
+    _shadow: tuple[str, Decision] | None = None
+    _turn: Turn | None = None
+    _switches: dict[int, Switches] = field(default_factory=dict)
+    _moved: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
+        if self.judges is None:
+            self.judges = OneGate(self.gate)
+        self.versions: Judges = self.judges
         settings = self.gate.settings
         self.horizon = timedelta(seconds=settings.state_horizon_seconds)
         self.keep = settings.state_keep
@@ -154,25 +205,69 @@ class TurnBatch:
         }
 
     def run(self, records: Sequence[tuple[Source, bytes]], wall: datetime) -> BatchResult:
-        """Judge the records in order; a failure in the gate is that record's dead letter."""
+        """Judge the records in order; a failure in the gate is that record's dead letter.
+
+        Raises VersionMissing when a record needs a policy version that is not loaded: the
+        shell loads it and runs the batch again (nothing of this run was written or sent).
+        """
         self._overlay, self._result, self.wall = {}, BatchResult(), wall
+        self._switches, self._moved = {}, set()
+        active = self.versions.active
         for partition in {source.partition for source, _ in records}:
             self._release(partition)
+            self._release_switches(partition)
         for source, raw in records:
             now = source.timestamp or wall
             self._expire(source.partition, now)
+            switches = self._switches[source.partition]
+            replayed = (
+                switches.version_for(source.topic, source.offset) if switches.entries else None
+            )
+            if replayed is not None:
+                replayed = self.versions.judging(replayed)
+            self._version, self._replayed = choose_version(None, replayed, active), replayed
+            self._tenant, self._shadow, self._turn = source.tenant, None, None
             try:
                 if not self._wrong_key(source, raw):
                     self.handlers[source.topic](source, raw, now)
+            except VersionMissing:
+                raise
             except Exception as exc:
                 # the type only: an exception's text could quote the record
                 log.error("record %s failed: %s", source_id(source), type(exc).__name__)
                 issue = PROCESSING_ERROR.issue("$", error=type(exc).__name__)
-                letter = self.gate.dead_letter(raw, source, "processing_error", [issue], 0)
+                letter = self._gate().dead_letter(raw, source, "processing_error", [issue], 0)
                 self._emit(source, Step("dead_letter", (letter,)), None)
+            tracked = active != SETTINGS_VERSION or switches.entries
+            if replayed is None and tracked and switches.judged(active, *_at(source)):
+                self._moved.add(source.partition)
         result = self._result
         result.writes = list(self._overlay.values())
+        result.writes += [
+            Write(p, SWITCHES_KEY, None, self._switches[p].encode()) for p in sorted(self._moved)
+        ]
         return result
+
+    def _gate(self, platform: str | None = None) -> Gate:
+        """The gate of the record being judged: its version's, for its platform and tenant."""
+        return self.versions.gate(self._version, platform, self._tenant)
+
+    def _judged_under(self, state: TurnState | None) -> None:
+        """A record of a turn with state is judged under the turn's version and tenant (those
+        of its first record); without state its own version and tenant stand."""
+        version = state.version if state is not None else None
+        if version is not None and state is not None:
+            chosen = choose_version(version, self._replayed, self.versions.active)
+            self._version = self.versions.judging(chosen)
+            if state.tenant is not None:
+                self._tenant = state.tenant
+
+    def _release_switches(self, partition: int) -> None:
+        """The partition's switches for this batch, without those no replay can reach."""
+        switches = Switches.decode(self.read(partition, SWITCHES_KEY))
+        if switches.entries and switches.released(lambda topic: self.committed(topic, partition)):
+            self._moved.add(partition)
+        self._switches[partition] = switches
 
     def _wrong_key(self, source: Source, raw: bytes) -> bool:
         """A record keyed otherwise than its turn is a `wrong_key` dead letter, never judged;
@@ -186,7 +281,7 @@ class TurnBatch:
         if self.gate.settings.accept_quoted_keys and is_quoted_key(raw, source.key, field):
             self._result.quoted_keys += 1
             return False
-        letter = self.gate.dead_letter(raw, source, "wrong_key", [issue], 0)
+        letter = self._gate().dead_letter(raw, source, "wrong_key", [issue], 0)
         self._emit(source, Step("dead_letter", (letter,)), letter)
         return True
 
@@ -239,7 +334,7 @@ class TurnBatch:
         key = turn_id.encode()
         if step.stream is not None:
             stored = self.stored(source.partition, key)
-            state = with_stream(stored, source_id(source), now, step.stream)
+            state = with_stream(stored, source_id(source), now, step.stream, *self._kept())
             self._overlay[key] = Write(source.partition, key, state)
         if not step.changes_state:
             return
@@ -247,59 +342,129 @@ class TurnBatch:
         before, replay = seen_by(stored, source_id(source))
         self._result.replayed += replay
         state = written(
-            before, source_id(source), now, step.pending, step.finished, keep_chunks, source.trace
+            before,
+            source_id(source),
+            now,
+            step.pending,
+            step.finished,
+            keep_chunks,
+            source.trace,
+            *self._kept(),
         )
         self._overlay[key] = Write(source.partition, key, state)
 
+    def _kept(self) -> tuple[str | None, str | None]:
+        """What a new turn's state keeps of its first record: its version (None: the settings
+        file, as a value without a bundle always was) and tenant."""
+        version = self._version
+        return (None if version == SETTINGS_VERSION else version), self._tenant
+
     def _emit(
-        self, source: Source, step: Step, decision: Decision | None, trace: Trace | None = None
+        self,
+        source: Source,
+        step: Step,
+        decision: Decision | None,
+        trace: Trace | None = None,
+        stamp: bool = True,
     ) -> None:
         """The step's records, each with the trace of the input that caused it (`trace`
-        overrides the source's own: a deadline's notice carries its pending turn's)."""
+        overrides the source's own: a deadline's notice carries its pending turn's), each
+        naming the version that judged it (`stamp` False: a record sent again as it was)."""
         headers = source.trace if trace is None else trace
-        self._result.sends.extend(send_of(d, source, headers) for d in step.emit)
-        self._result.judged.append(Judged(source.topic, step, decision))
+        version = self._version
+        emit = step.emit
+        if stamp and version != SETTINGS_VERSION:
+            emit = tuple(stamped(d, version) for d in emit)
+            step = replace(step, emit=emit)
+            decision = None if decision is None else stamped(decision, version)
+        self._result.sends.extend(send_of(d, source, headers) for d in emit)
+        self._result.judged.append(
+            Judged(
+                source.topic,
+                step,
+                decision,
+                version,
+                self._tenant,
+                self._shadow,
+                self._turn,
+                source.timestamp or self.wall,
+            )
+        )
 
     # ---- records ----------------------------------------------------------------------------
 
     def _reply(self, source: Source, raw: bytes, now: datetime) -> None:
+        """Read once; judged under its turn's version (from the stored state), else the one
+        it got the first time, else the active one; and under the shadow, which sends nothing."""
         view = _BatchView(self, source)
-        decision = self.gate.decide_reply(raw, source, now, view)
+        gate = self._gate()
+        decoded = gate.read_json(raw, source, source.offset)
+        if isinstance(decoded, Decision):
+            self._emit(source, Step("dead_letter", (decoded,)), decoded)
+            return
+        turn_id, platform = _named(decoded, "turn_id"), _named(decoded, "platform")
+        stored = self.stored(source.partition, turn_id.encode()) if turn_id else None
+        self._judged_under(stored)
+        gate = self._gate(platform)
+        decision = self._decide(gate, raw, decoded, source, now, view)
+        shadow = self.versions.shadow(platform, self._tenant)
+        if shadow is not None and decision.chunk is None:
+            judged = self._decide(shadow[1], raw, decoded, source, now, view)
+            self._shadow = shadow[0], judged
         assembled = view.assembled
         if decision.chunk is not None:
-            self._chunk(source, raw, now, decision, decision.chunk)
+            self._chunk(source, raw, now, decision, decision.chunk, gate)
             return
         turn = decision.turn
-        state = self.seen(source, turn.turn_id) if turn is not None else None
+        self._turn = turn
+        state = seen_by(stored, source_id(source))[0] if turn is not None else None
         if turn is not None and state is None and self._too_old(turn.produced_at, now):
             if decision.action in ("progress", "drop"):
                 # its turn finished, or was given up, long ago: late, not a record to look at
                 self._emit(source, Step("late_progress"), decision)
             else:
-                self._expired_turn(source, raw, turn.turn_id)
+                self._expired_turn(source, raw, turn.turn_id, gate)
             return
-        step = on_reply(self.gate, decision, state, now)
+        step = on_reply(gate, decision, state, now)
         if turn is not None:
             self._step(source, turn.turn_id, now, step, keep_chunks=bool(assembled))
         self._emit(source, step, decision)
 
+    @staticmethod
+    def _decide(
+        gate: Gate, raw: bytes, decoded: object, source: Source, now: datetime, view: _BatchView
+    ) -> Decision:
+        """`Gate.decide_reply` of a record read already; a gate whose record bound is smaller
+        than the one that read it refuses it as too large."""
+        if len(raw) > gate.settings.max_record_bytes:
+            refused = gate.read_json(raw, source, source.offset)
+            if isinstance(refused, Decision):
+                return refused
+        return gate.decide_reply_json(raw, decoded, source, now, source.offset, view)
+
     def _chunk(
-        self, source: Source, raw: bytes, now: datetime, decision: Decision, chunk: RawChunk
+        self,
+        source: Source,
+        raw: bytes,
+        now: datetime,
+        decision: Decision,
+        chunk: RawChunk,
+        gate: Gate,
     ) -> None:
         """A chunk joins its turn's stored state as it is now: a replayed chunk is a repeat."""
         turn_id = chunk.turn_id
         state = self.stored(source.partition, turn_id.encode())
         if state is None and self._too_old(chunk.produced_at, now):
-            self._expired_turn(source, raw, turn_id)
+            self._expired_turn(source, raw, turn_id, gate)
             return
-        step = on_chunk(decision, state, chunk_limit(self.gate.settings))
+        step = on_chunk(decision, state, chunk_limit(gate.settings))
         self._step(source, turn_id, now, step)
         self._emit(source, step, decision)
 
-    def _expired_turn(self, source: Source, raw: bytes, turn_id: str) -> None:
+    def _expired_turn(self, source: Source, raw: bytes, turn_id: str, gate: Gate) -> None:
         """A record for a turn with no state, older than the horizon: a dead letter."""
         issue = TURN_EXPIRED.issue("produced_at")
-        letter = self.gate.dead_letter(raw, source, "turn_expired", [issue], turn_id)
+        letter = gate.dead_letter(raw, source, "turn_expired", [issue], turn_id)
         self._emit(source, Step("dead_letter", (letter,)), letter)
 
     def _too_old(self, produced_at: str | None, now: datetime) -> bool:
@@ -309,19 +474,27 @@ class TurnBatch:
         return (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)) + self.horizon <= now
 
     def _control(self, source: Source, raw: bytes, now: datetime) -> None:
-        parsed = self.gate.read_control(raw, source)
+        parsed = self._gate().read_control(raw, source)
         if isinstance(parsed, Decision):
             self._emit(source, Step("dead_letter", (parsed,)), parsed)
             return
-        step = on_cancel(self.seen(source, parsed.turn_id))
+        stored = self.stored(source.partition, parsed.turn_id.encode())
+        self._judged_under(stored)
+        seen = seen_by(stored, source_id(source))[0]
+        self._turn = _turn_of(seen)
+        step = on_cancel(seen)
         self._step(source, parsed.turn_id, now, step, keep_chunks=False)
         self._emit(source, step, None)
 
     def _deadline(self, source: Source, raw: bytes, now: datetime) -> None:
         turn_id = orjson.loads(raw)["turn_id"]
         # The batch's wall clock: a deadline event fires only once its deadline has passed.
-        seen = self.seen(source, turn_id)
-        step = on_deadline(self.gate, seen, self.wall)
+        stored = self.stored(source.partition, turn_id.encode())
+        self._judged_under(stored)
+        seen = seen_by(stored, source_id(source))[0]
+        self._turn = _turn_of(seen)
+        gate = self._gate(self._turn.platform if self._turn is not None else None)
+        step = on_deadline(gate, seen, self.wall)
         self._step(source, turn_id, now, step, keep_chunks=False)
         self._emit(source, step, None, seen.trace if seen is not None else ())
 
@@ -336,7 +509,7 @@ class TurnBatch:
         if stored is not None:
             self._tool_call_again(source, stored)
             return
-        decision = self.gate.decide_tool_call(raw, source)
+        decision = stamped(self._gate().decide_tool_call(raw, source), self._version)
         outcome: Outcome = TOOL_OUTCOMES.get(decision.action, "dead_letter")
         if key is not None and isinstance(decision.output, ToolResult):
             result = record_json(decision.output).decode()
@@ -355,6 +528,7 @@ class TurnBatch:
             return
         self._result.replayed += 1
         output = ToolResult.model_validate_json(stored.result)
+        self._version = output.policy_version or SETTINGS_VERSION
         ok = stored.outcome == "tool_ok"
         decision = Decision(
             id=output.call_id,
@@ -364,7 +538,25 @@ class TurnBatch:
             topic=self.gate.settings.topic("toolresults"),
             key=output.task_id.encode(),
         )
-        self._emit(source, Step(TOOL_OUTCOMES[decision.action], (decision,)), decision)
+        step = Step(TOOL_OUTCOMES[decision.action], (decision,))
+        self._emit(source, step, decision, stamp=False)
+
+
+def _at(source: Source) -> tuple[str, int]:
+    return source.topic, source.offset
+
+
+def _named(decoded: object, key: str) -> str | None:
+    """A record's `turn_id` or `platform` as its envelope may hold it (read before the gate
+    judges the record, to find its turn's state and its scope)."""
+    value = decoded.get(key) if isinstance(decoded, dict) else None
+    return value if isinstance(value, str) and 0 < len(value) <= 200 else None
+
+
+def _turn_of(state: TurnState | None) -> Turn | None:
+    """The turn a pending state waits for, as the audit names a deadline's or cancel's turn."""
+    pending = state.waiting if state is not None else None
+    return pending_turn(pending) if pending is not None else None
 
 
 class _BatchView:

@@ -34,6 +34,8 @@ class Source:
     key: bytes | None = None
     # The record's W3C trace headers (`streams.core.trace.trace_of`), copied onto its outputs.
     trace: tuple[tuple[str, bytes], ...] = ()
+    # The record's tenant (the `policy_tenant_header` value; None: none): its policy scope.
+    tenant: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

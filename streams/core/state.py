@@ -23,6 +23,7 @@ import orjson
 from streams.core.chunks import ChunkBuffer
 from streams.core.decision import PendingTurn, iso, parse_iso
 from streams.core.trace import NO_TRACE, Trace, trace_from_list, trace_to_list
+from streams.core.versions import SETTINGS_VERSION, SWITCHES_KEY
 
 # `open`: chunks of a streamed final reply are held and nothing else happened to the turn yet.
 Status = Literal["open", "pending", "finished"]
@@ -48,6 +49,10 @@ class TurnState:
     # A pending turn's trace headers (its attempt-0 record's): the deadline's failure notice
     # carries them, also when the deadline event is replayed.
     trace: Trace = NO_TRACE
+    # The policy version that judged the turn's first record (None: the settings file), and the
+    # record's tenant: its correction, deadline and cancel are judged under that scope.
+    policy: str | None = None
+    tenant: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         value: dict[str, Any] = {
@@ -64,6 +69,10 @@ class TurnState:
             value["result"] = self.result
         if self.trace:
             value["trace"] = trace_to_list(self.trace)
+        if self.policy is not None:
+            value["policy"] = self.policy
+        if self.tenant is not None:
+            value["tenant"] = self.tenant
         return value
 
     @classmethod
@@ -79,6 +88,8 @@ class TurnState:
             ChunkBuffer.from_dict(stream) if stream else None,
             value.get("result"),
             trace_from_list(value.get("trace")),
+            value.get("policy"),
+            value.get("tenant"),
         )
 
     @property
@@ -99,6 +110,14 @@ class TurnState:
             at = datetime.fromtimestamp(value["t"] / 1000, UTC)
             return cls("finished", SETTLED, iso(at), outcome=value["f"])
         return cls.from_dict(value)
+
+    @property
+    def version(self) -> str | None:
+        """The version that judges the turn; None for a settled value, which takes no record
+        a version decides (a repeat of a finished turn is dropped under any)."""
+        if self.is_settled:
+            return None
+        return self.policy or SETTINGS_VERSION
 
     @property
     def finished_outcome(self) -> str | None:
@@ -124,21 +143,38 @@ def written(
     outcome: str | None,
     keep_chunks: bool = True,
     trace: Trace = NO_TRACE,
+    policy: str | None = None,
+    tenant: str | None = None,
 ) -> TurnState:
     """The value a step writes; `before` keeps one level only, so a value never grows.
 
     A final reply's step keeps the chunks it saw in `before` (its replay assembles them again);
     a cancel or a deadline drops them (`keep_chunks` False). The new value holds none. A
-    pending value keeps the record's `trace` for the deadline's notice.
+    pending value keeps the record's `trace` for the deadline's notice. The turn's policy
+    version and tenant are `before`'s when there is one (the turn's first record's), else the
+    record's own (`policy` None: the settings file).
     """
+    if before is not None and not before.is_settled:
+        policy, tenant = before.policy, before.tenant
     kept = _flat(before)
     if kept is not None and not keep_chunks:
         kept = replace(kept, stream=None)
     if outcome is not None:
-        return TurnState("finished", source, iso(at), outcome=outcome, before=kept)
+        return TurnState(
+            "finished", source, iso(at), outcome=outcome, before=kept, policy=policy, tenant=tenant
+        )
     if pending is None:
         raise ValueError("a turn step writes either a pending turn or an outcome")
-    return TurnState("pending", source, iso(at), pending=pending, before=kept, trace=trace)
+    return TurnState(
+        "pending",
+        source,
+        iso(at),
+        pending=pending,
+        before=kept,
+        trace=trace,
+        policy=policy,
+        tenant=tenant,
+    )
 
 
 def tool_key(call_id: str) -> bytes:
@@ -178,15 +214,21 @@ def _flat(state: TurnState | None) -> TurnState | None:
 
 
 def with_stream(
-    state: TurnState | None, source: str, at: datetime, stream: ChunkBuffer
+    state: TurnState | None,
+    source: str,
+    at: datetime,
+    stream: ChunkBuffer,
+    policy: str | None = None,
+    tenant: str | None = None,
 ) -> TurnState:
-    """The turn's value holding `stream`: a new `open` turn, or the same value with its chunks.
+    """The turn's value holding `stream`: a new `open` turn (judged under `policy`, the first
+    chunk's version), or the same value with its chunks.
 
     `source` and `before` stay those of the step that wrote the value, so that step's replay
     still finds its own write; a chunk needs none (a replayed chunk is a repeat, dropped).
     """
     if state is None:
-        return TurnState("open", source, iso(at), stream=stream)
+        return TurnState("open", source, iso(at), stream=stream, policy=policy, tenant=tenant)
     moment = iso(at) if state.status == "open" else state.at
     return replace(state, at=moment, stream=stream)
 
@@ -280,6 +322,8 @@ class TurnIndex:
         filed by its `t` alone: a million of them after a rebalance cost seconds as objects."""
         keep = self.keep.total_seconds()
         for partition, key, raw in items:
+            if key == SWITCHES_KEY:  # a partition's policy switches, not a turn
+                continue
             if raw.startswith(_SETTLED_HEAD):
                 moment = orjson.loads(raw)["t"] / 1000 + keep
                 self._expiry.setdefault(partition, ExpiryOrder()).add(moment, key)

@@ -10,12 +10,16 @@ event loop by the follower) in one assignment, so a batch is judged under one ac
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable
 from typing import Final
 
 from streams.core.pipeline import Gate
+from streams.core.versions import VersionMissing
 from streams.policy.follower import Held, PolicyFollower
 from streams.policy.load import PolicyGates
+
+log = logging.getLogger("replygate.policy")
 
 # A tenant is a header value of 1-200 printable characters; anything else is no tenant.
 MAX_TENANT_CHARS: Final = 200
@@ -40,17 +44,71 @@ def tenant_of(headers: Iterable[tuple[str, bytes]], name: str | None) -> str | N
 
 
 class WorkerPolicy:
-    """The gates a worker judges with now, and the follower that brings the next ones."""
+    """The gates a worker judges with now, and the follower that brings the next ones.
+
+    It is also what judges a batch (`streams.core.versions.Judges`): the gate of any version a
+    turn or a replayed record names, from those loaded (`missing` says which the batch lacks;
+    `load` brings them, off the event loop). A version the topic no longer holds is judged
+    under the active one, counted in `lost` and logged once.
+    """
+
+    # Versions kept loaded besides the active and the shadow (turns begun under older ones).
+    KEPT: Final = 8
 
     def __init__(self, settings_gates: PolicyGates, follower: PolicyFollower | None) -> None:
         self.settings_gates = settings_gates
         self.follower = follower
-        self.active = settings_gates
-        self.shadow: PolicyGates | None = None
+        self.active_gates = settings_gates
+        self.shadow_gates: PolicyGates | None = None
+        self._older: dict[str, PolicyGates] = {}
+        self._lost: set[str] = set()
+        self.lost = 0
 
     @property
     def version(self) -> str:
-        return self.active.version
+        return self.active_gates.version
+
+    @property
+    def active(self) -> str:
+        """The version enforced now (`Judges.active`)."""
+        return self.active_gates.version
+
+    def judging(self, version: str) -> str:
+        """`Judges.judging`: the version itself when loaded, the active one when lost."""
+        return self.gates(version).version
+
+    def gates(self, version: str) -> PolicyGates:
+        """A version's gates (the active's for a version lost); raises VersionMissing when it
+        is not loaded (`load` it)."""
+        for held in (self.active_gates, self.shadow_gates, self.settings_gates):
+            if held is not None and held.version == version:
+                return held
+        older = self._older.get(version)
+        if older is not None:
+            return older
+        if version in self._lost:
+            return self.active_gates
+        raise VersionMissing(version)
+
+    def gate(self, version: str, platform: str | None, tenant: str | None) -> Gate:
+        return self.gates(version).gate(platform, tenant)
+
+    def shadow(self, platform: str | None, tenant: str | None) -> tuple[str, Gate] | None:
+        held = self.shadow_gates
+        return None if held is None else (held.version, held.gate(platform, tenant))
+
+    async def load(self, version: str) -> None:
+        """Bring a version a batch needs (from the follower: held, recent, or the topic's
+        store); one that is nowhere is judged under the active version from now on."""
+        gates = None if self.follower is None else await self.follower.gates_for(version)
+        if gates is None:
+            self._lost.add(version)
+            self.lost += 1
+            log.error("policy %s is not on the policy topic; judged under %s", version, self.active)
+            return
+        self._older[version] = gates
+        while len(self._older) > self.KEPT:
+            del self._older[next(iter(self._older))]
 
     async def ready(self) -> None:
         """Wait until the follower has read the topic as it was at start, then take what it
@@ -70,14 +128,26 @@ class WorkerPolicy:
         return True
 
     def _hold(self, held: Held) -> None:
-        self.active, self.shadow = held.active or self.settings_gates, held.shadow
+        for replaced in (self.active_gates, self.shadow_gates):
+            if replaced is not None and replaced is not self.settings_gates:
+                self._older[replaced.version] = replaced  # turns begun under it go on
+        self.active_gates, self.shadow_gates = held.active or self.settings_gates, held.shadow
+        for version in (self.active_gates.version, self.shadow_version):
+            self._older.pop(version or "", None)
+        while len(self._older) > self.KEPT:
+            del self._older[next(iter(self._older))]
 
-    def gate(self, platform: str | None = None, tenant: str | None = None) -> Gate:
+    @property
+    def shadow_version(self) -> str | None:
+        return None if self.shadow_gates is None else self.shadow_gates.version
+
+    def active_gate(self, platform: str | None = None, tenant: str | None = None) -> Gate:
         """The active version's gate for a record of this platform and tenant."""
-        return self.active.gate(platform, tenant)
+        return self.active_gates.gate(platform, tenant)
 
     def shadow_gate(self, platform: str | None = None, tenant: str | None = None) -> Gate | None:
-        return None if self.shadow is None else self.shadow.gate(platform, tenant)
+        held = self.shadow_gates
+        return None if held is None else held.gate(platform, tenant)
 
 
 async def wait_ready(policy: WorkerPolicy, seconds: float) -> bool:

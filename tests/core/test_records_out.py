@@ -13,12 +13,21 @@ import orjson
 import pytest
 from replygate_dev.demo import SAMPLES_DIR
 
-from schemas.records import DeadLetter, MaskEntry, OutputRecord, Written, record_json
+from schemas.records import (
+    VERSION_FIELD,
+    DeadLetter,
+    MaskEntry,
+    OutputRecord,
+    Written,
+    record_json,
+)
 from streams.cli.check_session import CheckSession
 from streams.core.pipeline import Gate
 from streams.settings import Settings
 from tests.support.gates import disk_gate
 from tests.support.samples import GITHUB_PAT, NOW, encode, im_text, raw_reply, tool_call
+
+VERSION = "sha256:" + "ab" * 32
 
 
 def test_every_output_of_the_samples_is_its_validated_record() -> None:
@@ -36,11 +45,28 @@ def test_every_output_of_the_samples_is_its_validated_record() -> None:
         sent = record_json(output)
         validated = type(output).model_validate_json(sent)
         assert validated == output
-        # every field, none unset, in the model's order: what the worker sends
-        assert orjson.dumps(validated.model_dump()) == sent
+        # every field in the model's order, what the worker sends; without a policy bundle
+        # the outcome names no version, and the bytes are what they always were
+        assert validated.policy_version is None
+        assert orjson.dumps(validated.model_dump(exclude={"policy_version"})) == sent
+        versioned = output.model_copy(update={"policy_version": VERSION})
+        written = record_json(versioned)
+        assert written == sent[:-1] + b',"policy_version":"' + VERSION.encode() + b'"}'
+        assert type(output).model_validate_json(written) == versioned
         assert CheckSession(gate).line(line, number, NOW).line()["output"] == orjson.loads(sent)
         kinds.add(type(output).__name__)
     assert kinds == {"Delivery", "CorrectionRequest", "ToolResult", "DeadLetter"}
+
+
+@pytest.mark.parametrize("version", ["sha256:AB", "sha256:" + "a" * 63, "v2", ""])
+def test_a_policy_version_is_a_digest_or_settings(version: str) -> None:
+    letter = DeadLetter.model_construct(
+        source_topic="t", partition=0, offset=0, reason="not_json", detail="d", record="r"
+    )
+    with pytest.raises(ValueError):
+        DeadLetter.model_validate_json(
+            record_json(letter)[:-1] + b',"policy_version":"%b"}' % version.encode()
+        )
 
 
 @pytest.fixture
@@ -110,11 +136,13 @@ def test_a_correction_request_is_written_as_before(bare: Gate) -> None:
 
 
 def test_written_records_are_ones_the_short_construct_can_build() -> None:
-    """`Written.model_construct` skips defaults, validators and private attributes: none exist."""
+    """`Written.model_construct` skips defaults, validators and private attributes: none exist,
+    but for the outcome records' `policy_version` (None when not given)."""
     models = Written.__subclasses__()
     assert set(get_args(OutputRecord)) <= set(models)
     for model in models:
-        assert all(field.is_required() for field in model.model_fields.values()), model
+        optional = {n for n, f in model.model_fields.items() if not f.is_required()}
+        assert optional == ({VERSION_FIELD} if model in get_args(OutputRecord) else set()), model
         assert not model.__private_attributes__ and model.__pydantic_post_init__ is None, model
         assert not model.__pydantic_decorators__.field_validators, model
     with pytest.raises(KeyError):

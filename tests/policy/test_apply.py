@@ -74,7 +74,8 @@ def test_the_settings_file_judges_until_a_version_is_taken_at_a_boundary(
     assert policy.version == SETTINGS_VERSION  # loaded, not yet taken
     assert policy.at_batch_boundary()
     assert policy.version == bundle.version
-    assert policy.gate("im", "acme") is gates.gate(None, "acme")
+    assert policy.active_gate("im", "acme") is gates.gate(None, "acme")
+    assert policy.gate(bundle.version, "im", "acme") is gates.gate(None, "acme")
     assert policy.shadow_gate() is None
     assert not policy.at_batch_boundary()  # nothing new
     follower.hold(None)  # the active key removed: back to the settings file
