@@ -29,6 +29,7 @@ __all__ = [
     "escape_controls",
     "find_control",
     "tree_control_issues",
+    "within_ascii",
 ]
 
 # C0 but tab, LF, CR; C1; the bidi embeddings/overrides and isolates. DEL (U+007F) is neither
@@ -44,6 +45,12 @@ _WITH_DELETE: Final = re.compile(f"[{_REPLY_CLASS}\x7f]")
 # What replygate's own output escapes: every control character (tab, LF and CR too: one line
 # stays one line), DEL, the bidi controls above, and lone surrogates (no encoding carries them).
 _SHOWN_ESCAPED: Final = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def within_ascii(text: str, allowed: bytes) -> bool:
+    """Whether `text` is ASCII with every character in `allowed`: a table lookup a byte, where
+    a regex class search over the text costs ~6x more."""
+    return text.isascii() and not text.encode("ascii").translate(None, allowed)
 
 
 def find_control(text: str, with_delete: bool = False) -> int | None:

@@ -32,6 +32,7 @@ from html5lib.treebuilders import getTreeBuilder
 
 from schemas.html_answer.charrefs import CUT_REFERENCE, TRAILING_REFERENCE_RE, reference_errors
 from schemas.html_answer.rules import MAX_DEPTH
+from schemas.text_rules import within_ascii
 
 _WS: Final = r"[\t\n\f\r ]"
 _ATTR_NAME: Final = r"""[^\t\n\f\r />"'<=\x00][^\t\n\f\r />"'<=\x00]*+"""
@@ -59,6 +60,8 @@ _BMP_STREAM_ERROR_RE = re.compile(
     "[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff]"
 )
 _ASTRAL_RE = re.compile("[\U00010000-\U0010ffff]")
+# The ASCII the input stream takes without an error: printable, tab, LF, FF and CR.
+_ASCII_STREAM: Final = bytes(range(0x20, 0x7F)) + b"\t\n\x0c\r"
 _NONCHARACTER_RE = re.compile(
     "[\ufdd0-\ufdef\ufffe\uffff"
     + "".join(f"{chr(plane << 16 | 0xFFFE)}{chr(plane << 16 | 0xFFFF)}" for plane in range(1, 17))
@@ -138,10 +141,12 @@ _WHATWG: Final = {
     ),
 }
 # Reference errors (found by `charrefs` instead), the input stream's (controls, NUL and
-# lone surrogates are `invalid_character`, noncharacters are found here) and comment warnings
-# HTML5 no longer has.
+# lone surrogates are `invalid_character`, noncharacters are found here), comment warnings
+# HTML5 no longer has, and an attribute given twice (`scan_source` reports each one as
+# `duplicate_attribute`, so the shortcut need not look for them).
 _IGNORED: Final = frozenset(
     {
+        "duplicate-attribute",
         "null-character",
         "invalid-codepoint",
         "expected-numeric-entity-but-got-eof",
@@ -193,13 +198,10 @@ def _position(text: str, offset: int) -> tuple[int, int]:
 
 
 def _attributes_clean(written: str) -> bool:
-    """No attribute twice, and no reference error in a value."""
-    pairs = _ATTR_RE.findall(written)
-    if len(pairs) > 1 and len({name.lower() for name, _value in pairs}) < len(pairs):
-        return False
-    return "&" not in written or not any(
+    """No reference error in an attribute value (an attribute given twice is the scan's)."""
+    return not any(
         "&" in value and next(reference_errors(value, in_attribute=True), None)
-        for _name, value in pairs
+        for _name, value in _ATTR_RE.findall(written)
     )
 
 
@@ -208,7 +210,7 @@ def strictly_clean(payload: str) -> bool:
     with no parse error and nothing open at the end (see the module docstring); False means
     "not vouched for", not "invalid". One `findall` reads every token: this runs on every
     answer, and per-token match objects cost more than the checks themselves."""
-    if _BMP_STREAM_ERROR_RE.search(payload) or (
+    if (not within_ascii(payload, _ASCII_STREAM) and _BMP_STREAM_ERROR_RE.search(payload)) or (
         "&" in payload and TRAILING_REFERENCE_RE.search(payload)
     ):
         return False
@@ -229,7 +231,7 @@ def strictly_clean(payload: str) -> bool:
             name = start.lower()
             if name not in allowed or (solidus and name not in _VOID):
                 return False
-            if attrs and not _attributes_clean(attrs):
+            if "&" in attrs and not _attributes_clean(attrs):
                 return False
             if name in _VOID:
                 continue

@@ -38,9 +38,12 @@ from schemas.html_answer.transport import split_fence
 from schemas.html_answer.walk import walk_tree
 from schemas.preview import MAX_CODE_POINTS, html_text
 from schemas.records import Context
+from schemas.text_rules import within_ascii
 from schemas.uris import UriError, parse_uri
 
 _BAD_CHAR_RE = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+# ASCII without a character `_BAD_CHAR_RE` finds: printable, tab, LF, FF and CR.
+_ASCII_FINE: Final = bytes(range(0x20, 0x7F)) + b"\t\n\x0c\r"
 
 
 _EXPLICIT_FORMS: Final = {
@@ -59,8 +62,6 @@ _CUT_OFF: Final = {
     "eof-in-cdata": "CDATA section",
     CUT_REFERENCE: "character reference",
 }
-# html5lib's name for a duplicate attribute: `duplicate_attribute` (the pre-scan) reports it.
-_SCANNED: Final = frozenset({"duplicate-attribute"})
 
 
 def _parse_error_form(error: str) -> dict[str, str]:
@@ -86,8 +87,6 @@ def _check_conformance(payload: str, walk: Walk) -> None:
     if result.too_deep:
         walk.issues.add(TOO_COMPLEX.issue(BODY, "depth", limit=MAX_DEPTH))
     for finding in result.errors:
-        if finding.error in _SCANNED:
-            continue
         context = _parse_error_form(finding.error)
         form = context.pop("form")
         where = f"line {finding.line}, column {finding.column}"
@@ -100,6 +99,8 @@ def _check_conformance(payload: str, walk: Walk) -> None:
 
 def _check_characters(payload: str, walk: Walk) -> bool:
     """Flag control characters and lone surrogates; False if the payload cannot be parsed."""
+    if within_ascii(payload, _ASCII_FINE):
+        return True
     match = _BAD_CHAR_RE.search(payload)
     if match is None:
         return True

@@ -242,7 +242,11 @@ _PIECES = st.sampled_from(
 def test_the_shortcut_agrees_with_html5lib(html: str) -> None:
     if strictly_clean(html):
         errors, open_names = _html5lib(html, 100)
-        kept = [name for _pos, name in errors if "entity" not in name]
+        kept = [
+            name
+            for _pos, name in errors
+            if "entity" not in name and name != "duplicate-attribute"  # the scan's to report
+        ]
         assert kept == [] and open_names == [], (html, errors, open_names)
         assert not [code for _at, code in reference_errors(html)]
         assert check_conformance(html, 100).clean
