@@ -261,7 +261,11 @@ def create_app(settings: Settings) -> GateApp:
     app.learn_log_starts = worker.offsets.learn_assigned_log_starts
 
     async def warm() -> None:
-        worker.metrics.serve(ready=lambda: not settling(app))  # /livez answers meanwhile
+        # /livez answers while the warm-up reads. Faust's recovery service is made here, in the
+        # loop, first: made by the server's thread at a /readyz, it never started (a worker
+        # probed during its warm-up hung for good at "Recovery: Starting").
+        assert app.tables.recovery is not None
+        worker.metrics.serve(ready=lambda: not settling(app))
         await warm_up(table.data, table.changelog_topic.get_topic_name(), kafka.partitions, kafka)
 
     app.warm = warm
