@@ -15,9 +15,9 @@ from collections.abc import Iterable
 from typing import Final
 
 from streams.core.pipeline import Gate
-from streams.core.versions import VersionMissing
+from streams.core.versions import SETTINGS_VERSION, VersionMissing
 from streams.policy.follower import Held, PolicyFollower
-from streams.policy.load import PolicyGates
+from streams.policy.load import Correction, Policy, PolicyGates, Scope
 
 log = logging.getLogger("replygate.policy")
 
@@ -157,3 +157,11 @@ async def wait_ready(policy: WorkerPolicy, seconds: float) -> bool:
     except TimeoutError:
         return False
     return True
+
+
+def settings_gates(gate: Gate) -> PolicyGates:
+    """The settings file as a policy around the worker's own gate (its registry and masker,
+    built once): what judges every record until a bundle is published."""
+    correction = Correction(True, gate.settings.correction_deadline_seconds, None)
+    scope = Scope(gate.settings, gate.contracts, gate.masker, correction, frozenset())
+    return PolicyGates(Policy(SETTINGS_VERSION, None, {(None, None): scope}), gate.files)

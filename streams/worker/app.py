@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -27,6 +28,9 @@ from streams.core.pipeline import Gate
 from streams.core.state import TurnIndex
 from streams.files.stage import DiskFiles
 from streams.ops import failpoints
+from streams.policy.apply import WorkerPolicy, settings_gates, wait_ready
+from streams.policy.follower import PolicyFollower
+from streams.policy.metrics import PolicyMetrics
 from streams.settings import (
     EXACTLY_ONCE_REFUSED,
     BoundsSettings,
@@ -141,9 +145,15 @@ class Worker:
         turns: TurnSettings,
         metrics: WorkerMetrics,
         table: Any,
+        policy: WorkerPolicy | None = None,
+        policy_metrics: PolicyMetrics | None = None,
     ) -> None:
         self.app = app
         self.metrics = metrics
+        # what judges (docs/policy.md): the settings file until a bundle is taken at a boundary
+        self.policy = policy or WorkerPolicy(settings_gates(gate), None)
+        self.tenant_header = knobs.policy_tenant_header
+        self.in_batch = False
         inputs = [t.name for t in topology.gate_inputs()]
         self.inputs = frozenset(inputs)
         self.offsets = OffsetWatch(app, inputs, kafka, knobs.stall_seconds)
@@ -156,13 +166,16 @@ class Worker:
             send_now=send_now(lambda: app.producer._ensure_producer()),  # type: ignore[attr-defined]
         )
         self.flow = BatchFlow(
-            TurnBatch(gate, store.get, index, self.offsets.committed_input),
+            TurnBatch(gate, store.get, index, self.offsets.committed_input, self.policy),
             store,
             self.index,
             table.changelog_topic.get_topic_name(),
             sender,
             OutputTopics(app, topology, kafka.partitions),
             metrics,
+            load_version=self.policy.load,
+            audit_topic=topology.audit.name if knobs.audit else None,
+            policy_metrics=policy_metrics,
         )
         self.deadlines = DeadlineScan(
             app,
@@ -182,13 +195,32 @@ class Worker:
         )
 
     async def handle(self, events: Sequence[EventT[bytes]]) -> None:
-        """One batch: its offsets checked before anything of it is judged, then its flow."""
+        """One batch: a new policy version taken at its boundary, its offsets checked before
+        anything of it is judged, then its flow."""
         started = time.perf_counter()
-        self.index.refresh()
-        records = [(source_of(event), event.value) for event in events]
-        self.offsets.check(records)
-        result = await self.flow.run(records)
+        self.in_batch = True
+        try:
+            self.at_boundary()
+            self.index.refresh()
+            header = self.tenant_header
+            records = [(source_of(event, header), event.value) for event in events]
+            self.offsets.check(records)
+            result = await self.flow.run(records)
+        finally:
+            self.in_batch = False
         self.metrics.batch(result, len(records), time.perf_counter() - started)
+
+    def at_boundary(self) -> None:
+        """Between batches: the newest loaded policy versions, if new, judge from now on."""
+        if self.policy.at_batch_boundary():
+            shadow = self.policy.shadow_version
+            log.info("policy %s applied (shadow %s)", self.policy.version, shadow or "none")
+
+    def idle(self) -> None:
+        """The idle timer: a version is applied without traffic too, so `policy status` and
+        the metrics show it (never while a batch is judged: a batch has one active version)."""
+        if not self.in_batch:
+            self.at_boundary()
 
     async def assigned(self, partitions: Iterable[Any]) -> None:
         """A new assignment: the index and the offset bookkeeping are stale, and the log
@@ -247,7 +279,10 @@ def create_app(settings: Settings) -> GateApp:
         **app_options(kafka, knobs, settings.group(BoundsSettings)),
     )
     inputs = app.topic(*(t.name for t in topology.gate_inputs()), partitions=kafka.partitions)
-    gate = Gate(settings.group(GateSettings), DiskFiles.from_settings(settings.group(FileSettings)))
+    files = DiskFiles.from_settings(settings.group(FileSettings))
+    gate = Gate(settings.group(GateSettings), files)
+    metrics = worker_metrics(settings, gate)
+    policy, policy_metrics = worker_policy(settings, topology, gate, files, metrics)
     worker = Worker(
         app,
         gate,
@@ -255,8 +290,10 @@ def create_app(settings: Settings) -> GateApp:
         kafka,
         knobs,
         settings.group(TurnSettings),
-        worker_metrics(settings, gate),
+        metrics,
         table := turns_table(app, topology, kafka.partitions),
+        policy,
+        policy_metrics,
     )
     app.learn_log_starts = worker.offsets.learn_assigned_log_starts
 
@@ -270,6 +307,7 @@ def create_app(settings: Settings) -> GateApp:
 
     app.warm = warm
     add_gate_agent(app, inputs, worker, knobs)
+    add_policy_follower(app, worker)
     add_timers(app, worker, knobs.deadline_scan_interval_seconds)
     add_rebalance_handlers(app, worker)
     add_shutdown_bound(app, worker, knobs.shutdown_timeout_seconds)
@@ -279,6 +317,25 @@ def create_app(settings: Settings) -> GateApp:
 
         register_corrector(app, settings.corrector, topology, kafka.partitions, gate.masker)
     return app
+
+
+def worker_policy(
+    settings: Settings, topology: Topology, gate: Gate, files: DiskFiles, served: WorkerMetrics
+) -> tuple[WorkerPolicy, PolicyMetrics]:
+    """The worker's policy: its settings file (the gate) until the follower brings a bundle
+    from the policy topic; the follower reports as `<host>-<pid>`; its metrics are served
+    with the worker's."""
+    registry = served.metrics.registry
+    metrics = PolicyMetrics(registry, settings.platforms, tuple(gate.contracts))
+    follower = PolicyFollower(
+        settings.group(KafkaSettings),
+        topology,
+        settings.group(GateSettings),
+        files,
+        f"{socket.gethostname()}-{os.getpid()}",
+        metrics,
+    )
+    return WorkerPolicy(settings_gates(gate), follower), metrics
 
 
 # RocksDB keeps a database per partition. Faust's defaults (three 64 MiB write buffers and a
@@ -313,6 +370,7 @@ def add_gate_agent(app: GateApp, inputs: Any, worker: Worker, knobs: WorkerSetti
 
     @app.agent(inputs, name="replygate-gate")
     async def gate(stream: StreamT[bytes]) -> None:
+        await policy_ready(worker)
         async for events in take_batches(stream, *batches):
             try:
                 await worker.handle(events)
@@ -320,6 +378,33 @@ def add_gate_agent(app: GateApp, inputs: Any, worker: Worker, knobs: WorkerSetti
                 # Leaving this loop runs take_batches' `finally`, which acknowledges the whole
                 # batch: an exception, or a cancel at shutdown, must not commit unsent work.
                 fail_stop(f"a batch did not finish ({type(exc).__name__}); a restart reads it")
+
+
+# How long the agent waits for the policy topic before it says so (and waits on).
+POLICY_WAIT_SECONDS = 30.0
+
+
+def add_policy_follower(app: GateApp, worker: Worker) -> None:
+    """The policy follower runs beside the agent; every second, between batches, a version
+    it loaded is applied (`Worker.idle`)."""
+    follower = worker.policy.follower
+    if follower is None:
+        return
+
+    @app.task
+    async def follow_policy() -> None:
+        await follower.run()
+
+    @app.timer(interval=1.0)
+    async def apply_policy() -> None:
+        worker.idle()
+
+
+async def policy_ready(worker: Worker) -> None:
+    """Before the first batch: the policy topic read to its end, so no record is judged under
+    a version already replaced; a topic that cannot be read is said every 30 s."""
+    while not await wait_ready(worker.policy, POLICY_WAIT_SECONDS):
+        log.warning("policy topic not read yet; the first batch waits for it")
 
 
 def add_timers(app: GateApp, worker: Worker, scan_interval_seconds: float) -> None:

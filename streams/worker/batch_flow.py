@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -19,7 +20,11 @@ from schemas.records import record_json
 from streams.core.batch import BatchResult, TurnBatch
 from streams.core.decision import Source
 from streams.core.trace import trace_of
+from streams.core.versions import VersionMissing
 from streams.ops import failpoints
+from streams.policy.apply import tenant_of
+from streams.policy.metrics import PolicyMetrics
+from streams.policy.recorded import audited, disagreed
 from streams.worker.metrics_hooks import WorkerMetrics
 from streams.worker.sender import Out, Sender
 from streams.worker.store import StoredIndex, TurnStore
@@ -31,14 +36,33 @@ log = logging.getLogger("replygate.worker")
 OFF_LOOP_RECORD_BYTES = 64 * 1024
 
 
-def source_of(event: EventT[bytes]) -> Source:
-    """Where a record came from, as the gate and the turn state name it."""
+# A batch is judged again at most this many times for versions it needs that were not loaded
+# (each try loads one; a batch rarely spans more than the active and one older version).
+MAX_VERSION_LOADS = 16
+
+
+def source_of(event: EventT[bytes], tenant_header: str | None = None) -> Source:
+    """Where a record came from, as the gate and the turn state name it; its tenant is the
+    value of the `policy_tenant_header` header (`streams.policy.apply.tenant_of`)."""
     message = event.message
     stamp = datetime.fromtimestamp(message.timestamp, UTC) if message.timestamp else None
     headers = message.headers
+    tenant = tenant_of(_pairs(headers), tenant_header) if tenant_header and headers else None
     return Source(
-        message.topic, message.partition, message.offset, stamp, message.key, trace_of(headers)
+        message.topic,
+        message.partition,
+        message.offset,
+        stamp,
+        message.key,
+        trace_of(headers),
+        tenant,
     )
+
+
+def _pairs(headers: object) -> list[tuple[str, bytes]]:
+    """Faust gives headers as a mapping or as (name, value) pairs."""
+    items = headers.items() if isinstance(headers, dict) else headers
+    return [(k, v) for k, v in items if isinstance(k, str) and isinstance(v, bytes)]  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -57,6 +81,11 @@ class BatchFlow:
     )
     # whether a batch is being judged in the thread (the deadline scan then keeps off the index)
     judging_off_loop: bool = False
+    # loads a policy version a batch needs (`WorkerPolicy.load`); None: the settings file only
+    load_version: Callable[[str], Awaitable[None]] | None = None
+    # the audit topic (None: `audit` off), and the policy metrics (shadow disagreements)
+    audit_topic: str | None = None
+    policy_metrics: PolicyMetrics | None = None
 
     async def run(self, records: list[tuple[Source, bytes]]) -> BatchResult:
         result = await self._judge(records)
@@ -85,6 +114,16 @@ class BatchFlow:
         pending turns (the deadline scan), the thread only its expiry order.
         """
         now = datetime.now(UTC)
+        for _ in range(MAX_VERSION_LOADS):
+            try:
+                return await self._judge_once(records, now)
+            except VersionMissing as missing:
+                if self.load_version is None:
+                    raise
+                await self.load_version(missing.version)  # then the batch is judged again
+        raise RuntimeError("a batch needs more policy versions than can be loaded for it")
+
+    async def _judge_once(self, records: list[tuple[Source, bytes]], now: datetime) -> BatchResult:
         if max((len(raw or b"") for _source, raw in records), default=0) < OFF_LOOP_RECORD_BYTES:
             return self.batch.run(records, now)
         self.metrics.metrics.batch_off_loop()
@@ -103,7 +142,8 @@ class BatchFlow:
         offsets = await self.sender.send_all(records)
         self.store.apply(writes, offsets)
         for write in writes:
-            self.index.index.note(write.partition, write.key, write.state)
+            if write.is_turn:
+                self.index.index.note(write.partition, write.key, write.state)
 
     async def _send_outputs(self, result: BatchResult) -> None:
         records = [
@@ -111,6 +151,7 @@ class BatchFlow:
             for send in result.sends
             if (d := send.decision).output is not None and d.topic is not None
         ]
+        records += self._policy_records(result)
         await self.outputs.declare(r.topic for r in records)
         if failpoints.armed("mid_outputs") and len(records) > 1:
             half = len(records) // 2
@@ -118,3 +159,13 @@ class BatchFlow:
             failpoints.hit("mid_outputs")
             records = records[half:]
         await self.sender.send_all(records)
+
+    def _policy_records(self, result: BatchResult) -> list[Out]:
+        """The batch's audit records (when `audit` is on), sent with its outputs; and the
+        shadow's disagreements counted."""
+        if self.policy_metrics is not None:
+            for seen in disagreed(result.judged):
+                self.policy_metrics.disagreement(seen.platform, seen.contract, seen.kind)
+        if self.audit_topic is None:
+            return []
+        return [Out(self.audit_topic, a.key, a.value) for a in audited(result.judged)]
