@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from schemas.audit import AuditRecord
     from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
     from schemas.delivered import Checked, check_delivery
-    from schemas.errors import Issue, Notice, json_path
+    from schemas.issue import Issue, Notice, json_path
     from schemas.records import (
         CorrectionRequest,
         DeadLetter,
@@ -46,9 +46,9 @@ _HOMES = {
     "CorrectionRequest": "schemas.records",
     "ToolResult": "schemas.records",
     "DeadLetter": "schemas.records",
-    "Issue": "schemas.errors",
-    "Notice": "schemas.errors",
-    "json_path": "schemas.errors",
+    "Issue": "schemas.issue",
+    "Notice": "schemas.issue",
+    "json_path": "schemas.issue",
 }
 
 __all__ = [

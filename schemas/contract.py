@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 import orjson
 
 from schemas.codes import Code
-from schemas.errors import Issue
+from schemas.issue import Issue
 from schemas.records import EMPTY_CONTEXT, Context
 
 

@@ -27,7 +27,8 @@ from schemas.codes import (
     WRONG_TYPE,
 )
 from schemas.contract import ReplyContract
-from schemas.errors import Issue, issues_from_validation_error
+from schemas.errors import issues_from_validation_error
+from schemas.issue import Issue
 from schemas.preview import MAX_CODE_POINTS, one_line
 from schemas.progress import progress_text_issues
 from schemas.records import Delivery

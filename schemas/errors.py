@@ -1,55 +1,13 @@
-"""One error shape for every rule: a path, a stable code and a message a person can act on."""
+"""pydantic's validation errors as our Issues (its error types mapped onto the stable codes)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from pydantic import ValidationError
 
 from schemas.codes import SHARED_CODES
-from schemas.issue import Issue as Issue
-
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-
-
-@dataclass(frozen=True, slots=True)
-class Notice:
-    """Something the gate changed on purpose and tells the endpoint about (e.g. media replaced)."""
-
-    path: str
-    reason: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"path": self.path, "reason": self.reason}
-
-
-def json_path(*parts: str | int) -> str:
-    """Join keys and indexes as `segments[1].data.target`; the root is `$`."""
-    out: list[str] = []
-    for part in parts:
-        if isinstance(part, int):
-            out.append(f"[{part}]")
-        elif part == "":
-            continue
-        elif _IDENT.match(part):
-            out.append(f".{part}" if out else part)
-        else:
-            escaped = part.replace("\\", "\\\\").replace('"', '\\"')
-            out.append(f'["{escaped}"]')
-    return "".join(out) or "$"
-
-
-def child_path(base: str, *parts: str | int) -> str:
-    """Extend an existing path (`$` counts as empty)."""
-    tail = json_path(*parts)
-    if base in ("", "$"):
-        return tail
-    if tail == "$":
-        return base
-    return base + (tail if tail.startswith("[") else "." + tail)
-
+from schemas.issue import Issue, child_path
 
 # pydantic's error types, mapped onto our stable codes (schemas/codes.py).
 _CODES: dict[str, str] = {

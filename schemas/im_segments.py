@@ -37,7 +37,8 @@ from schemas.codes import (
     table,
 )
 from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
-from schemas.errors import Issue, child_path, issues_from_validation_error, json_path
+from schemas.errors import issues_from_validation_error
+from schemas.issue import Issue, child_path, json_path
 from schemas.json_read import is_large, not_json, parse_object
 from schemas.preview import segments_text
 from schemas.records import Context

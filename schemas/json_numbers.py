@@ -20,7 +20,7 @@ from typing import Any, Final
 import orjson
 
 from schemas.codes import INTEGER_OUT_OF_RANGE, LONE_SURROGATE, NOT_FINITE, WRONG_TYPE
-from schemas.errors import Issue, child_path
+from schemas.issue import Issue, child_path
 
 __all__ = [
     "INT_MAX",

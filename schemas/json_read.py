@@ -15,7 +15,7 @@ import orjson
 
 from schemas.codes import DUPLICATE_KEY, LONE_SURROGATE, MAX_ISSUES, NOT_JSON, TOO_MANY_ERRORS
 from schemas.contract import ReplyInput
-from schemas.errors import Issue, child_path, json_path
+from schemas.issue import Issue, child_path, json_path
 from schemas.json_numbers import as_written, loads_wide, wide_integer, wide_number_issues
 
 # A key's path from the value's root: keys and indexes.

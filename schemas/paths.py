@@ -24,7 +24,7 @@ from __future__ import annotations
 import posixpath
 
 from schemas import codes
-from schemas.errors import Issue
+from schemas.issue import Issue
 
 _ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Final
 
 from schemas.codes import MISSING_REPLY, TOO_LONG, TOO_SHORT
-from schemas.errors import Issue
+from schemas.issue import Issue
 from schemas.text_rules import control_character_issues
 
 # A progress summary's text, in code points after trimming.

@@ -28,7 +28,8 @@ import orjson
 from pydantic import BaseModel, Field, StringConstraints, ValidationError
 
 from schemas import codes
-from schemas.errors import Issue, child_path, dedupe, issues_from_validation_error, json_path
+from schemas.errors import dedupe, issues_from_validation_error
+from schemas.issue import Issue, child_path, json_path
 from schemas.json_numbers import wide_number_issues
 from schemas.paths import check_relative_path
 from schemas.records import STRICT

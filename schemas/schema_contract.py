@@ -18,7 +18,7 @@ import orjson
 
 from schemas.codes import MAX_ISSUES, NOT_JSON, SHARED_CODES, TOO_MANY_ERRORS, capped
 from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
-from schemas.errors import Issue, child_path, json_path
+from schemas.issue import Issue, child_path, json_path
 from schemas.json_read import is_large, parse_value
 from schemas.records import Context
 from schemas.text_rules import tree_control_issues

@@ -19,7 +19,7 @@ from typing import Any, Final
 import orjson
 
 from schemas.codes import CONTROL_CHARACTER, MAX_ISSUES, TOO_MANY_ERRORS
-from schemas.errors import Issue, child_path
+from schemas.issue import Issue, child_path
 from schemas.json_numbers import as_written
 
 __all__ = [

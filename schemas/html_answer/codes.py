@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Final
 
 from schemas.codes import code, table
-from schemas.errors import Issue
 from schemas.html_answer.rules import NAME
+from schemas.issue import Issue
 from schemas.uris import UriError
 
 # A bare `docid-...`: non_canonical_uri in the HTML, invalid_uri on the trailing line.

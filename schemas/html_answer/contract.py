@@ -15,7 +15,6 @@ from selectolax.lexbor import LexborHTMLParser
 
 from schemas.codes import MAX_ISSUES, TOO_LONG
 from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
-from schemas.errors import Issue
 from schemas.html_answer.charrefs import CUT_REFERENCE
 from schemas.html_answer.codes import (
     CODES,
@@ -36,6 +35,7 @@ from schemas.html_answer.scan import EXPLICIT, line_col, scan_source
 from schemas.html_answer.state import Issues, Walk
 from schemas.html_answer.transport import split_fence
 from schemas.html_answer.walk import walk_tree
+from schemas.issue import Issue
 from schemas.preview import MAX_CODE_POINTS, html_text
 from schemas.records import Context
 from schemas.text_rules import within_ascii

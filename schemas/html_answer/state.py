@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from schemas.codes import MAX_ISSUES, TOO_MANY_ERRORS
-from schemas.errors import Issue
 from schemas.html_answer.codes import MISSING_ELEMENT_IDS, UNKNOWN_ELEMENT_ID
+from schemas.issue import Issue
 from schemas.uris import Uri
 
 

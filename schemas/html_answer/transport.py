@@ -21,8 +21,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from schemas.errors import Issue
 from schemas.html_answer.codes import NOT_FENCED
+from schemas.issue import Issue
 
 _OPEN_FENCE_RE = re.compile(r"[ \t]*(`{3,})([^\r\n]*)")
 _CLOSE_FENCE_RE = re.compile(r"[ \t]*(`{3,})[ \t]*")

@@ -28,7 +28,7 @@ except ModuleNotFoundError as missing:  # a core install: say which extra, not w
         name=missing.name,
     ) from None
 
-from schemas.errors import Issue
+from schemas.issue import Issue
 from schemas.json_numbers import unsendable_issues
 from schemas.json_read import duplicate_key_issues, duplicate_keys
 from schemas.records import RawChunk, RawReply, ToolCall, TurnControl

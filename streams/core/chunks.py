@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from schemas.codes import AMBIGUOUS_REPLY, INCOMPLETE_STREAM, STREAM_TOO_LARGE
-from schemas.errors import Issue
+from schemas.issue import Issue
 from schemas.records import ModelOutput, StreamChunk
 from streams.settings import BoundsSettings
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import orjson
 
-from schemas.errors import Issue, Notice
+from schemas.issue import Issue, Notice
 from schemas.records import Context, OutputRecord, RawChunk, RawReply, record_json
 from schemas.verdicts import Action, Verdict
 from streams.core.mask_hit import MaskHit

@@ -13,7 +13,7 @@ from typing import Final
 import orjson
 
 from schemas.codes import WRONG_KEY
-from schemas.errors import Issue
+from schemas.issue import Issue
 
 # The record field whose UTF-8 bytes are the key, by input role (`streams.broker.topology.Key`).
 CONVERSATION: Final = "conversation_id"

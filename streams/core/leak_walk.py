@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import orjson
 
-from schemas.errors import child_path
+from schemas.issue import child_path
 from streams.core.leak_compile import RuleSet
 from streams.core.leak_rules import SECRET_KEY_BODY, is_placeholder
 from streams.core.leak_views import decoded_text, may_hide

@@ -28,7 +28,8 @@ from schemas.contract import (
     ReplyInput,
     correction_instructions,
 )
-from schemas.errors import Issue, Notice, issues_from_validation_error
+from schemas.errors import issues_from_validation_error
+from schemas.issue import Issue, Notice
 from schemas.json_numbers import as_written, loads_wide, wide_integer
 from schemas.json_read import KeyPath, duplicate_key_issues, duplicate_keys, lone_surrogate_issue
 from schemas.preview import preview

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from schemas.errors import Issue, Notice
+from schemas.issue import Issue, Notice
 from schemas.records import Context, ToolCall
 
 if TYPE_CHECKING:

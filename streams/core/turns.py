@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Literal
 
 from schemas.codes import CORRECTION_MISMATCH
-from schemas.errors import Issue
+from schemas.issue import Issue
 from schemas.records import Delivery
 from streams.core.chunks import ChunkBuffer, add_chunk
 from streams.core.decision import Decision, PendingTurn, Turn, parse_iso

@@ -31,7 +31,7 @@ import orjson
 from schemas.codes import NOT_JSON, RECORD_TOO_LARGE
 from schemas.contract import ReplyContract
 from schemas.delivered import Checked, check_delivery
-from schemas.errors import Issue
+from schemas.issue import Issue
 from schemas.json_numbers import wide_integer
 from schemas.json_read import duplicate_key_issues, duplicate_keys
 from streams.broker.options import aiokafka_options

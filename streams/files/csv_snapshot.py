@@ -45,7 +45,7 @@ import orjson
 
 from schemas import codes
 from schemas.codes import Code
-from schemas.errors import Issue, child_path, json_path
+from schemas.issue import Issue, child_path, json_path
 from schemas.rich_output import CsvChartBlock, RichOutputArgs
 from streams.files.paths import FileRefused, read_regular, reason, resolve_inside
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from schemas.errors import Notice, json_path
+from schemas.issue import Notice, json_path
 from streams.files.paths import FileRefused, read_regular, resolve_inside
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from typing import Any, Literal
 import orjson
 
 from schemas.codes import UNKNOWN_TOOL, WORKSPACE_OUTSIDE_ROOT, WORKSPACE_UNAVAILABLE
-from schemas.errors import Issue
+from schemas.issue import Issue
 from schemas.paths import check_folder_name
 from schemas.records import ToolCall
 from schemas.rich_output import TOOL_NAME, CsvChartBlock, check_rich_output, error_text

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from schemas.errors import Notice
+from schemas.issue import Notice
 from schemas.records import ToolCall
 from streams.files.media import MediaPolicy, inspect_media
 from streams.files.rich_output_tool import RichOutputDecision, run_rich_output

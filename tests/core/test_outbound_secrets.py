@@ -12,7 +12,7 @@ import orjson
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from schemas.errors import Issue
+from schemas.issue import Issue
 from streams.cli.check import check_one
 from streams.cli.check_session import CheckSession
 from streams.core.pipeline import Gate, outbound_issue

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schemas.errors import Issue
+from schemas.issue import Issue
 from schemas.rich_output import RichOutputArgs, validate_rich_output
 from streams.files import csv_snapshot
 from streams.files.csv_snapshot import (

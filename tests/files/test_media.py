@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from schemas.contract import ReplyInput
-from schemas.errors import Notice
 from schemas.im_segments import IM_SEGMENTS_V1
+from schemas.issue import Notice
 from schemas.records import Context
 from streams.files.media import (
     OUTSIDE_ROOT,

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schemas.errors import Issue
+from schemas.issue import Issue
 from schemas.paths import check_folder_name, check_relative_path
 from schemas.records import ToolCall
 from schemas.rich_output import (
