@@ -23,7 +23,6 @@ from schemas.issue import Issue, child_path
 from schemas.json_numbers import as_written
 
 __all__ = [
-    "CONTROL_CHARACTER",
     "NO_CONTROLS_PATTERN",
     "control_character_issues",
     "escape_controls",

@@ -37,7 +37,6 @@ Decisions the spec leaves open:
   (or `blockquote doc-embed`, which then fails `doc_embed_not_empty`).
 """
 
-from schemas.codes import MAX_ISSUES
 from schemas.html_answer.contract import ASSISTANT_HTML_V1
 from schemas.html_answer.rules import ALLOWED_ELEMENTS, MAX_TEXT_CHARS
 from schemas.html_answer.scan import scan_source
@@ -46,7 +45,6 @@ from schemas.html_answer.transport import Fenced, split_fence
 __all__ = [
     "ALLOWED_ELEMENTS",
     "ASSISTANT_HTML_V1",
-    "MAX_ISSUES",
     "MAX_TEXT_CHARS",
     "Fenced",
     "scan_source",

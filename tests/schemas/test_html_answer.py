@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from selectolax.lexbor import LexborHTMLParser
 
+from schemas.codes import MAX_ISSUES
 from schemas.contract import ContractResult, ReplyContract, ReplyInput
 from schemas.html_answer import (
     ALLOWED_ELEMENTS,
     ASSISTANT_HTML_V1,
-    MAX_ISSUES,
     MAX_TEXT_CHARS,
     Fenced,
     scan_source,
