@@ -23,7 +23,7 @@ from streams.policy.load import PolicyGates, load_policy, settings_policy
 from streams.settings import GateSettings
 from tests.core.test_batch import T0, Harness
 from tests.core.test_progress import progress
-from tests.support.samples import im_text, raw_reply
+from tests.support.samples import im_text, raw_reply, tool_call
 
 ONE = '[default]\nfailure_notice_text = "Notice of version one."\nleak_literals = ["canary-0001"]\n'
 TWO = '[default]\nfailure_notice_text = "Notice of version two."\n'
@@ -222,3 +222,18 @@ def test_a_stored_value_without_a_version_reads_as_the_settings_file() -> None:
         tenant="a",
     )
     assert TurnState.decode(kept.encode()) == kept
+
+
+def test_a_tool_calls_replay_re_sends_its_result_with_its_first_version(v: Versioned) -> None:
+    one = v.gates(ONE, "one")
+    v.hold(one)
+    call = (v.source("toolcalls_raw", 1), tool_call())
+    first = v.run([call])
+    assert versions(first) == [one.version]
+    v.hold(v.gates(TWO, "two"))
+    again = v.run([call])
+    assert again.replayed == 1
+    assert [s.decision.line_json() for s in again.sends] == [
+        s.decision.line_json() for s in first.sends
+    ]
+    assert [j.version for j in again.judged] == [one.version]
