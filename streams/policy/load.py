@@ -25,6 +25,7 @@ from streams.core.leak_compile import BUILTIN_RULE_IDS, LeakRuleError
 from streams.core.leaks import Masker
 from streams.core.pipeline import Gate
 from streams.core.ports import FileStage
+from streams.core.versions import SETTINGS_VERSION
 from streams.policy.bundle import SETTING_KEYS, Bundle, PolicyError
 from streams.settings import GateSettings, settings_problem
 
@@ -34,8 +35,6 @@ _GATE_KEYS: Final = tuple(k for k in SETTING_KEYS if k != "schema_contracts")
 UNSET: Final = "(unset)"
 # A record with no tenant, or one no section names; a platform no section names.
 ANY: Final = None
-# The version of the policy a worker enforces while no bundle is published: its settings file.
-SETTINGS_VERSION: Final = "settings"
 
 
 @dataclass(frozen=True, slots=True)
