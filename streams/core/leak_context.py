@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import math
+import random
 import re
 from collections import Counter
 from typing import Final
@@ -605,8 +606,6 @@ def reject_flag(secret: str, before: str, after: str) -> bool:
 
 
 def _fake(alphabet: str, n: int, seed: str) -> str:
-    import random
-
     rng = random.Random(seed)
     return "".join(rng.choice(alphabet) for _ in range(n))
 

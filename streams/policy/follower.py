@@ -21,8 +21,9 @@ from typing import Any, Final
 
 from streams.broker.topology import Topology
 from streams.core.ports import FileStage
+from streams.core.versions import SETTINGS_VERSION
 from streams.policy.bundle import PolicyError, bundle_from_record, version_of
-from streams.policy.load import SETTINGS_VERSION, Policy, PolicyGates, load_policy
+from streams.policy.load import Policy, PolicyGates, load_policy
 from streams.policy.metrics import PolicyMetrics
 from streams.policy.topic import ACTIVE, REPORT_SECONDS, SHADOW, StatusReport, consumer_options
 from streams.settings import GateSettings, KafkaSettings

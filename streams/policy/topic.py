@@ -25,9 +25,10 @@ from typing import IO, Any, Final
 import orjson
 
 from streams.broker.topology import POLICY_RECORD_BYTES, Topic, Topology
+from streams.core.versions import SETTINGS_VERSION
 from streams.errors import ConfigError, RuntimeFailure
 from streams.policy.bundle import Bundle, PolicyError, bundle_from_record, read_bundle, version_of
-from streams.policy.load import SETTINGS_VERSION, load_policy
+from streams.policy.load import load_policy
 from streams.settings import GateSettings, KafkaSettings, Settings
 
 ACTIVE: Final = "active"

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from streams.broker.topology import Topology
+from streams.core.versions import SETTINGS_VERSION
 from streams.files.stage import DiskFiles
 from streams.policy.apply import WorkerPolicy, tenant_of, wait_ready
 from streams.policy.bundle import read_bundle
 from streams.policy.follower import PolicyFollower
 from streams.policy.load import (
-    SETTINGS_VERSION,
     PolicyGates,
     load_policy,
     settings_policy,

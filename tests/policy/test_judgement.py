@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from streams.core.decision import Source
+from streams.core.versions import SETTINGS_VERSION
 from streams.files.stage import DiskFiles
 from streams.policy.bundle import read_bundle
 from streams.policy.judgement import (
@@ -18,7 +19,7 @@ from streams.policy.judgement import (
     disagreements,
     shadow_judgement,
 )
-from streams.policy.load import SETTINGS_VERSION, PolicyGates, load_policy, settings_policy
+from streams.policy.load import PolicyGates, load_policy, settings_policy
 from streams.settings import FileSettings, GateSettings, Settings
 from tests.support.samples import encode, im_text, raw_reply
 
