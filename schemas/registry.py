@@ -3,7 +3,7 @@
 Everything that depends on a contract (the gate, the preview, an endpoint's re-validation, the
 codes catalogue, the metrics allow-list, the CLI) asks this registry and the contract object;
 nothing compares contract names. A deployment adds its own through settings
-(`streams.core.contracts.build_registry`); a library or a test adds one with `register`.
+(`streams.settings.contracts.build_registry`); a library or a test adds one with `register`.
 """
 
 from __future__ import annotations

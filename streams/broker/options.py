@@ -15,7 +15,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from streams.settings import KafkaSecurity, KafkaSettings, WorkerSettings
+from streams.settings.files import NamedFileError, read_named_file
+from streams.settings.model import KafkaSecurity, KafkaSettings, WorkerSettings
 
 MASK = "**********"
 TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
@@ -115,12 +116,13 @@ def read_secret_file(setting: str, path: Path) -> str:
     A problem names the setting and the file, never what the file holds.
     """
     try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_SECRET_FILE_BYTES + 1)
-    except OSError as exc:
-        raise ValueError(f"{setting}: cannot read {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_SECRET_FILE_BYTES:
-        raise ValueError(f"{setting}: {path} is larger than {MAX_SECRET_FILE_BYTES} bytes")
+        data = read_named_file(path, MAX_SECRET_FILE_BYTES)
+    except NamedFileError as exc:
+        if exc.problem == "oversized":
+            too_large = f"{path} is larger than {MAX_SECRET_FILE_BYTES} bytes"
+            raise ValueError(f"{setting}: {too_large}") from None
+        why = exc.cause or "it does not exist or is not a regular file"
+        raise ValueError(f"{setting}: cannot read {path}: {why}") from None
     try:
         return data.decode("utf-8").rstrip("\r\n")
     except UnicodeDecodeError:

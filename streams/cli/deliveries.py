@@ -88,9 +88,9 @@ def argument_problem(args: argparse.Namespace) -> str | None:
 def run_deliveries(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     """Check everything that can be checked before connecting, then read until stopped."""
     from streams.broker.options import aiokafka_options
-    from streams.core.contracts import build_registry
     from streams.endpoint.dedup import SeenIds, StateFileError
     from streams.settings import load_settings
+    from streams.settings.contracts import build_registry
 
     problem = argument_problem(args)
     if problem is not None:

@@ -86,8 +86,8 @@ def record_schema(name: str) -> dict[str, Any] | None:
 
 def _deployment_contracts(config: Any) -> Mapping[str, ReplyContract]:
     """The registry with the deployment's contracts (a bad setting is a ConfigError)."""
-    from streams.core.contracts import build_registry
     from streams.settings import load_settings
+    from streams.settings.contracts import build_registry
 
     return build_registry(load_settings(config))
 

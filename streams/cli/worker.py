@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import IO
 
 from streams.cli.command import Command, add_config, help_text
-from streams.errors import ConfigError
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,16 +30,16 @@ def faust_argv(faust_args: Sequence[str], loglevel: str) -> list[str]:
 
 
 def run(args: argparse.Namespace, stdout: IO[bytes]) -> int:
-    from streams.core.contracts import build_registry
-    from streams.settings import EXACTLY_ONCE_REFUSED, load_settings
-
-    if args.config is not None:
-        os.environ["REPLYGATE_CONFIG_FILE"] = str(args.config)
-    settings = load_settings()
-    build_registry(settings)  # a bad contract stops the worker here, before Faust starts
-    if settings.processing_guarantee == "exactly_once":
-        raise ConfigError(EXACTLY_ONCE_REFUSED)
+    """Settings loaded and the registry built once, the app built from them (a bad setting or
+    contract stops the worker here, before Faust starts), then Faust's worker command."""
     from faust.cli.faust import cli
+
+    from streams.app import build
+    from streams.settings import load_settings
+    from streams.settings.contracts import build_registry
+
+    settings = load_settings(args.config)
+    build(settings, build_registry(settings))
 
     argv = faust_argv(args.passed_on, os.environ.get("REPLYGATE_LOGLEVEL", "info"))
     cli.main(args=["-A", "streams.app", "worker", *argv], prog_name="replygate worker")

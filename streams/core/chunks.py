@@ -16,7 +16,7 @@ import orjson
 from schemas.codes import AMBIGUOUS_REPLY, INCOMPLETE_STREAM, STREAM_TOO_LARGE
 from schemas.issue import Issue
 from schemas.records import ModelOutput, StreamChunk
-from streams.settings import BoundsSettings
+from streams.settings.model import BoundsSettings
 
 # At most this many chunks are held per turn and attempt, whatever their size: an empty chunk
 # costs no text, yet every held one is stored and re-read with the turn's state.

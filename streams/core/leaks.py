@@ -48,7 +48,7 @@ from streams.core.leak_walk import SecretKeys, TreeWalk, tree_is_clean
 from streams.core.mask_hit import MaskHit
 
 if TYPE_CHECKING:
-    from streams.settings import ContractSettings
+    from streams.settings.model import ContractSettings
 
 __all__ = ["Masker"]
 

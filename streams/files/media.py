@@ -21,7 +21,7 @@ from schemas.issue import Notice, json_path
 from streams.files.paths import FileRefused, read_regular, resolve_inside
 
 if TYPE_CHECKING:
-    from streams.settings import FileSettings
+    from streams.settings.model import FileSettings
 
 MEDIA_SEGMENT_TYPES: Final = frozenset({"image", "audio", "video", "file"})
 SNIFF_BYTES: Final = 16  # enough for every magic number below (WAV/WebP need 12)

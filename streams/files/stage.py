@@ -15,7 +15,7 @@ from streams.files.media import MediaPolicy, inspect_media
 from streams.files.rich_output_tool import RichOutputDecision, run_rich_output
 
 if TYPE_CHECKING:
-    from streams.settings import FileSettings
+    from streams.settings.model import FileSettings
 
 
 @dataclass(frozen=True, slots=True)

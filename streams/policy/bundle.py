@@ -35,9 +35,9 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 
 from schemas.records import Platform
-from streams.core.contracts import ContractLoadError, read_schema
 from streams.errors import ConfigError
 from streams.settings import GateSettings, SchemaContractEntry, Settings, settings_problem
+from streams.settings.contracts import ContractLoadError, read_schema
 
 # A bundle is configuration: anything larger is a mistake or an attack. Its canonical form is
 # one record on the policy topic, so the topic allows a little more (`MAX_RECORD_BYTES`).

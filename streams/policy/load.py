@@ -20,7 +20,6 @@ from pydantic import ValidationError
 
 from schemas.contract import ReplyContract
 from schemas.schema_contract import SchemaContract, SchemaError
-from streams.core.contracts import ContractLoadError, build_registry
 from streams.core.leak_compile import BUILTIN_RULE_IDS, LeakRuleError
 from streams.core.leaks import Masker
 from streams.core.pipeline import Gate
@@ -28,6 +27,7 @@ from streams.core.ports import FileStage
 from streams.core.versions import SETTINGS_VERSION
 from streams.policy.bundle import SETTING_KEYS, Bundle, PolicyError
 from streams.settings import GateSettings, settings_problem
+from streams.settings.contracts import ContractLoadError, build_registry
 
 # The settings keys a scope takes from its sections; `schema_contracts` becomes the registry.
 _GATE_KEYS: Final = tuple(k for k in SETTING_KEYS if k != "schema_contracts")

@@ -21,11 +21,13 @@ from typing import Any
 from faust.exceptions import ConsumerNotStarted
 from faust.types import EventT, StreamT
 
+from schemas.contract import ReplyContract
 from streams.broker.options import faust_broker_options, fetch_options
 from streams.broker.topology import TURNS_TABLE, Topology
 from streams.core.batch import TurnBatch
 from streams.core.pipeline import Gate
 from streams.core.state import TurnIndex
+from streams.errors import ConfigError
 from streams.files.stage import DiskFiles
 from streams.ops import failpoints
 from streams.policy.apply import WorkerPolicy, settings_gates, wait_ready
@@ -34,7 +36,6 @@ from streams.policy.metrics import PolicyMetrics
 from streams.settings import (
     EXACTLY_ONCE_REFUSED,
     BoundsSettings,
-    ConfigError,
     FileSettings,
     GateSettings,
     KafkaSettings,
@@ -266,8 +267,10 @@ def app_options(
     )
 
 
-def create_app(settings: Settings) -> GateApp:
-    """Build the app from one settings object, cut here into the group each part takes."""
+def create_app(settings: Settings, contracts: dict[str, ReplyContract]) -> GateApp:
+    """Build the app from one settings object, cut here into the group each part takes, and
+    the deployment's contract registry (`streams.settings.contracts.build_registry`), both
+    made once by the caller. The one place `exactly_once` is refused."""
     kafka, knobs = settings.group(KafkaSettings), settings.group(WorkerSettings)
     if knobs.processing_guarantee == "exactly_once":
         raise ConfigError(EXACTLY_ONCE_REFUSED)
@@ -280,7 +283,7 @@ def create_app(settings: Settings) -> GateApp:
     )
     inputs = app.topic(*(t.name for t in topology.gate_inputs()), partitions=kafka.partitions)
     files = DiskFiles.from_settings(settings.group(FileSettings))
-    gate = Gate(settings.group(GateSettings), files)
+    gate = Gate(settings.group(GateSettings), files, contracts)
     metrics = worker_metrics(settings, gate)
     policy, policy_metrics = worker_policy(settings, topology, gate, files, metrics)
     worker = Worker(

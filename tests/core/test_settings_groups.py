@@ -18,9 +18,8 @@ from streams.settings import (
     TurnSettings,
     WorkerSettings,
     load_settings,
-    setting_variables,
-    unknown_variable,
 )
+from streams.settings.load import setting_variables, unknown_variable
 
 GROUPS: list[type[BaseModel]] = [
     KafkaSettings,

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from schemas.records import DeadLetter
-from streams.settings import ConfigError, is_service_link, load_settings, unknown_variable
+from streams.errors import ConfigError
+from streams.settings import load_settings
+from streams.settings.load import is_service_link, unknown_variable
 from tests.core.test_batch import Harness
 from tests.support.samples import raw_reply
 
@@ -125,7 +127,7 @@ def test_format_is_asserted_only_where_the_entry_turns_it_on(
 ) -> None:
     from schemas.contract import ReplyInput
     from schemas.schema_contract import SchemaContract
-    from streams.core.contracts import build_registry
+    from streams.settings.contracts import build_registry
 
     schema = '{"type": "object", "properties": {"to": {"type": "string", "format": "email"}}}'
     (tmp_path / "mail.json").write_text(schema)

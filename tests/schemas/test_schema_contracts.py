@@ -17,7 +17,7 @@ from schemas.registry import issue_codes
 from schemas.schema_contract import SchemaContract, SchemaError, failing_keyword
 from streams.cli.check_session import CheckSession
 from streams.cli.worker import run_worker
-from streams.core.contracts import MAX_SCHEMA_BYTES, ContractLoadError, build_registry
+from streams.settings.contracts import MAX_SCHEMA_BYTES, ContractLoadError, build_registry
 from streams.core.pipeline import Gate
 from streams.settings import Settings, load_settings
 from tests.cli.test_cli_check import replygate

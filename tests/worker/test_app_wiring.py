@@ -8,8 +8,16 @@ from typing import Any
 import pytest
 
 from streams.broker.topology import Topology
-from streams.settings import ConfigError, Settings
-from streams.worker.app import create_app
+from streams.errors import ConfigError
+from streams.settings import Settings
+from streams.settings.contracts import build_registry
+from streams.worker.app import GateApp
+from streams.worker.app import create_app as create
+
+
+def create_app(settings: Settings) -> GateApp:
+    """The app as `replygate worker` builds it: the registry built once from the settings."""
+    return create(settings, build_registry(settings))
 
 
 def _settings(tmp_path: Path, **changes: Any) -> Settings:

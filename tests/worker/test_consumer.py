@@ -13,6 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from streams.settings import Settings
+from streams.settings.contracts import build_registry
 from streams.worker.app import create_app
 from streams.worker.consumer import InLoopApp, InLoopConsumerThread
 from tests.support.kafka import bootstrap, produce
@@ -30,7 +31,7 @@ def test_the_worker_uses_the_in_loop_consumer_with_its_fetch_settings(tmp_path: 
         fetch_min_bytes=2048,
         fetch_max_wait_ms=7,
     )
-    app = create_app(settings)
+    app = create_app(settings, build_registry(settings))
     assert isinstance(app, InLoopApp)
     assert app.fetch == {"fetch_min_bytes": 2048, "fetch_max_wait_ms": 7}
     assert isinstance(app.consumer._thread, InLoopConsumerThread)  # type: ignore[attr-defined]

@@ -12,7 +12,7 @@ import pytest
 
 from streams.broker.topology import Topology, create_topics
 from streams.core.chunks import chunk_limit
-from streams.core.contracts import build_registry
+from streams.settings.contracts import build_registry
 from streams.core.leaks import Masker
 from streams.core.pipeline import Gate
 from streams.settings import GateSettings, KafkaSettings, Settings
