@@ -116,6 +116,7 @@ def run(n: int = N_RECORDS, rounds: int = ROUNDS) -> None:
     from streams.core.pipeline import Gate
     from streams.files.stage import DiskFiles
     from streams.settings import Settings
+    from streams.settings.contracts import build_registry
 
     say(f"== check_vs_baseline: {n} records of the mix, {rounds} rounds")
     gate_s: list[float] = []
@@ -128,7 +129,7 @@ def run(n: int = N_RECORDS, rounds: int = ROUNDS) -> None:
     verdicts: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="rg-bench-") as tmp, default_settings():
         settings = Settings(workspaces_root=write_workspace(Path(tmp)))
-        gate = Gate(settings, DiskFiles.from_settings(settings))
+        gate = Gate(settings, DiskFiles.from_settings(settings), build_registry(settings))
         baseline = Baseline()
         now = datetime.now(UTC)
         scan_text("warm-up line")  # plugin initialisation is not per record

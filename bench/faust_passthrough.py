@@ -13,11 +13,11 @@ import faust
 
 from bench.kafka import PASSTHROUGH_OUTPUT
 from streams.broker.topology import Topic, Topology
-from streams.settings import BoundsSettings, KafkaSettings, Settings, WorkerSettings
+from streams.settings import BoundsSettings, KafkaSettings, WorkerSettings, load_settings
 from streams.worker.app import app_options
 from streams.worker.consumer import InLoopApp
 
-_settings = Settings()
+_settings = load_settings()  # the worker's, from the same REPLYGATE_* environment
 _settings.data_dir.mkdir(parents=True, exist_ok=True)
 _partitions = _settings.partitions
 _topology = Topology.of(_settings)

@@ -24,6 +24,7 @@ def main(argv: list[str]) -> int:
     from streams.core.pipeline import Gate
     from streams.files.stage import DiskFiles
     from streams.settings import Settings
+    from streams.settings.contracts import build_registry
 
     n = int(argv[0]) if argv else 100
     if not 0 < n <= GENERATED:
@@ -32,7 +33,7 @@ def main(argv: list[str]) -> int:
     now = datetime(2026, 1, 1, tzinfo=UTC)
     with tempfile.TemporaryDirectory(prefix="rg-instr-") as tmp:
         settings = Settings(workspaces_root=write_workspace(Path(tmp)))
-        gate = Gate(settings, DiskFiles.from_settings(settings))
+        gate = Gate(settings, DiskFiles.from_settings(settings), build_registry(settings))
         session = CheckSession(gate)
         for i, rec in enumerate(records):
             session.line(rec.value, i + 1, now)

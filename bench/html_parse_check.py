@@ -33,6 +33,7 @@ def run(n: int = N_RECORDS, rounds: int = ROUNDS) -> None:
     from streams.core.pipeline import Gate
     from streams.files.stage import DiskFiles
     from streams.settings import Settings
+    from streams.settings.contracts import build_registry
 
     say(f"== html_parse_check: {n} records of the mix, {rounds} rounds, each record both ways")
     shipped = html_contract._check_conformance
@@ -45,7 +46,7 @@ def run(n: int = N_RECORDS, rounds: int = ROUNDS) -> None:
     html_n = 0
     with tempfile.TemporaryDirectory(prefix="rg-bench-") as tmp:
         settings = Settings(workspaces_root=write_workspace(Path(tmp)))
-        gate = Gate(settings, DiskFiles.from_settings(settings))
+        gate = Gate(settings, DiskFiles.from_settings(settings), build_registry(settings))
         # One session per variant (a session remembers turns): each sees every record once.
         sessions = {"without": CheckSession(gate), "with": CheckSession(gate)}
         checks: dict[str, Callable[[str, Walk], None]] = {"without": skipped, "with": shipped}

@@ -15,7 +15,7 @@ import time
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from streams.broker.options import fetch_options
-from streams.settings import Settings
+from streams.settings import load_settings
 
 COMMIT_INTERVAL = 0.5
 
@@ -25,7 +25,7 @@ async def passthrough(
 ) -> None:
     # The worker's fetch wait and producer batching (its settings, the same REPLYGATE_*
     # environment).
-    settings = Settings()
+    settings = load_settings()
     consumer = AIOKafkaConsumer(
         *inputs,
         bootstrap_servers=servers,

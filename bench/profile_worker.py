@@ -75,10 +75,11 @@ def profile_gate(n: int) -> str:
     from streams.core.pipeline import Gate
     from streams.files.stage import DiskFiles
     from streams.settings import Settings
+    from streams.settings.contracts import build_registry
 
     with tempfile.TemporaryDirectory(prefix="rg-prof-") as tmp:
         settings = Settings(workspaces_root=write_workspace(Path(tmp)))
-        gate = Gate(settings, DiskFiles.from_settings(settings))
+        gate = Gate(settings, DiskFiles.from_settings(settings), build_registry(settings))
         now = datetime.now(UTC)
         records = list(Workload(3).records(n))
         profiler = Profiler(interval=0.0005)

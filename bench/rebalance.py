@@ -43,9 +43,9 @@ EVENTS = ("join", "leave", "crash")
 
 
 def session_timeout() -> float:
-    from streams.settings import Settings
+    from streams.settings import load_settings
 
-    return float(Settings().session_timeout_seconds)
+    return float(load_settings().session_timeout_seconds)
 
 
 def _reply(n: int) -> tuple[bytes, bytes]:

@@ -36,7 +36,7 @@ from pydantic import SecretStr
 
 from streams.broker.options import aiokafka_options, faust_broker_options, ssl_context
 from streams.broker.topology import Topology, create_topics
-from streams.settings import KafkaSecurity, Settings
+from streams.settings import KafkaSecurity, Settings, load_settings
 from tests.support.kafka import Deployment, PrivateBroker, collect, free_port, produce, readyz
 from tests.support.samples import raw_reply
 
@@ -203,7 +203,7 @@ def test_environment_variables_reach_the_options(monkeypatch: pytest.MonkeyPatch
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    options = aiokafka_options(Settings())
+    options = aiokafka_options(load_settings())
     assert options["bootstrap_servers"] == ["b1:9094", "b2:9094"]
     assert (options["security_protocol"], options["sasl_mechanism"]) == (
         "SASL_PLAINTEXT",
