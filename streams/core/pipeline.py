@@ -202,11 +202,11 @@ class Gate:
             return Decision(
                 id=self.shown_id(chunk.turn_id), verdict="accepted", action="buffer", chunk=chunk
             )
-        in_output = _in_tool_arguments(twice, ("output", "tool_calls"))
+        in_output = _in_tool_arguments(twice, ("output", "tool_calls")) if twice else []
         reply = self._envelope(RawReply, raw, decoded, source, record_id, twice, in_output)
         if isinstance(reply, Decision):
             return reply
-        key_issues = _output_key_issues(reply.output, twice)
+        key_issues = _output_key_issues(reply.output, twice) if twice else []
         if self.settings.closed_platforms and reply.platform not in self.settings.platforms:
             issue = codes.UNKNOWN_PLATFORM.issue("platform", platform=reply.platform)
             return self.dead_letter(raw, source, "invalid_envelope", [issue], record_id)
@@ -442,6 +442,16 @@ class Gate:
         return masked
 
     def _mask(self, text: str) -> str:
+    def _show_clean_ids(self, *ids: str) -> None:
+        """Remember a record's ids as their own shown form when one masking pass over all of
+        them changes nothing (the common case): one pre-filter search instead of one a id."""
+        new = [value for value in ids if value not in self._shown_ids]
+        if len(new) < 2 or self.masker.mask_tree(new)[0] != new:
+            return
+        if len(self._shown_ids) + len(new) > _SHOWN_IDS:
+            self._shown_ids.clear()
+        self._shown_ids.update((value, value) for value in new)
+
         return self.masker.mask_text(text)[0]
 
     def _instructions(self, contract: ReplyContract) -> str:
@@ -466,8 +476,7 @@ class Gate:
 
         `twice`: the record's keys given twice; those outside the model's own output
         (`in_reply`, judged with the reply) make the envelope mean two things: a dead letter."""
-        outside = [path for path in twice if path not in in_reply]
-        issues = duplicate_key_issues(outside)
+        issues = duplicate_key_issues([p for p in twice if p not in in_reply]) if twice else []
         try:
             record = model.model_validate(decoded)
         except ValidationError as exc:
@@ -535,6 +544,7 @@ class Gate:
         `text` is what the preview shows: the projected reply, the notice or the progress text.
         """
         record = Delivery.model_construct(
+        self._show_clean_ids(turn.turn_id, turn.conversation_id)
             delivery_id=self.shown_id(delivery_id or turn.turn_id),
             turn_id=self.shown_id(turn.turn_id),
             conversation_id=self.shown_id(turn.conversation_id),

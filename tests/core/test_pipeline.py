@@ -398,3 +398,20 @@ def test_a_value_found_in_a_tool_calls_input_is_masked_in_its_output(tmp_path: P
     assert secret not in orjson.dumps(line).decode()
     (chart,) = line["output"]["metadata"]["normalized"]["generic"]["output"]["resolved_charts"]
     assert chart["labels"] == ["Jan", "Feb", "[REDACTED:password-assignment]"]
+
+
+def test_ids_shown_once_a_record_mask_as_each_alone(tmp_path: Path) -> None:
+    """A delivery's ids are cleared together when none needs a mask; a secret-shaped one is
+    still masked (with its digest), whichever record the gate saw before."""
+    ids = [("t-1", "c-1"), (GITHUB_PAT, "c-2"), ("t-3", GITHUB_PAT), ("t-4", "c-4")] * 3
+    shared = disk_gate(Settings(workspaces_root=tmp_path))
+    for turn_id, conversation_id in ids:
+        record = raw_reply(turn_id=turn_id, conversation_id=conversation_id)
+        fresh = disk_gate(Settings(workspaces_root=tmp_path))
+        first = check(shared, record)["output"]
+        assert first == check(fresh, record)["output"]
+        for field, value in (("turn_id", turn_id), ("conversation_id", conversation_id)):
+            if value == GITHUB_PAT:
+                assert GITHUB_PAT not in first[field] and "#" in first[field]
+            else:
+                assert first[field] == value
