@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ import orjson
 import pytest
 
 from tests.support.crash_harness import wait_killed
-from tests.support.kafka import Deployment, bootstrap, collect, metric, publish
+from tests.support.kafka import Deployment, bootstrap, collect, metric, publish, readyz
 from tests.support.samples import raw_reply
 
 pytestmark = pytest.mark.kafka
@@ -59,6 +60,15 @@ async def changelog_span(d: Deployment) -> int:
     return sum(ends.values()) - sum(starts.values())
 
 
+def probed_until_ready(port: int, seconds: float) -> int | None:
+    """/readyz every 0.1 s until it says 200 or `seconds` pass; its last answer."""
+    deadline, status = time.monotonic() + seconds, None
+    while status != 200 and time.monotonic() < deadline:
+        status = readyz(port)
+        time.sleep(0.1)
+    return status
+
+
 def warmed(log: Path) -> list[int]:
     return [int(n) for n in WARMED.findall(log.read_text(errors="replace"))]
 
@@ -93,6 +103,9 @@ def test_a_kill_during_the_warm_up_judges_no_finished_turn_twice(tmp_path: Path)
         assert "failpoint warmup_step: SIGKILL" in d.logs[-1].read_text(errors="replace")
 
         third = d.start_worker(tmp_path, REPLYGATE_DATA_DIR=disk, **ENV)
+        port: int = third.metrics_port  # type: ignore[attr-defined]
+        # probed from its first moment, as a kubelet does: it answers and becomes ready
+        assert probed_until_ready(port, 120) == 200, d.log_tail()
         records = asyncio.run(
             collect(
                 [d.topic("delivery.im")],
@@ -101,7 +114,6 @@ def test_a_kill_during_the_warm_up_judges_no_finished_turn_twice(tmp_path: Path)
                 settle=3,
             )
         )
-        port: int = third.metrics_port  # type: ignore[attr-defined]
         dropped = metric(port, "replygate_outcomes_total", outcome="duplicate_dropped")
     finally:
         d.stop_all()
