@@ -442,16 +442,6 @@ class Gate:
         return masked
 
     def _mask(self, text: str) -> str:
-    def _show_clean_ids(self, *ids: str) -> None:
-        """Remember a record's ids as their own shown form when one masking pass over all of
-        them changes nothing (the common case): one pre-filter search instead of one a id."""
-        new = [value for value in ids if value not in self._shown_ids]
-        if len(new) < 2 or self.masker.mask_tree(new)[0] != new:
-            return
-        if len(self._shown_ids) + len(new) > _SHOWN_IDS:
-            self._shown_ids.clear()
-        self._shown_ids.update((value, value) for value in new)
-
         return self.masker.mask_text(text)[0]
 
     def _instructions(self, contract: ReplyContract) -> str:
@@ -544,7 +534,6 @@ class Gate:
         `text` is what the preview shows: the projected reply, the notice or the progress text.
         """
         record = Delivery.model_construct(
-        self._show_clean_ids(turn.turn_id, turn.conversation_id)
             delivery_id=self.shown_id(delivery_id or turn.turn_id),
             turn_id=self.shown_id(turn.turn_id),
             conversation_id=self.shown_id(turn.conversation_id),

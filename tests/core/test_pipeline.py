@@ -400,9 +400,9 @@ def test_a_value_found_in_a_tool_calls_input_is_masked_in_its_output(tmp_path: P
     assert chart["labels"] == ["Jan", "Feb", "[REDACTED:password-assignment]"]
 
 
-def test_ids_shown_once_a_record_mask_as_each_alone(tmp_path: Path) -> None:
-    """A delivery's ids are cleared together when none needs a mask; a secret-shaped one is
-    still masked (with its digest), whichever record the gate saw before."""
+def test_shown_ids_do_not_depend_on_the_records_before(tmp_path: Path) -> None:
+    """A secret-shaped id is masked (with its digest) and a plain one shown as it is, whichever
+    ids the gate remembers from the records before."""
     ids = [("t-1", "c-1"), (GITHUB_PAT, "c-2"), ("t-3", GITHUB_PAT), ("t-4", "c-4")] * 3
     shared = disk_gate(Settings(workspaces_root=tmp_path))
     for turn_id, conversation_id in ids:
