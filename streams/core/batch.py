@@ -20,8 +20,9 @@ from streams.core.chunks import ChunkBuffer, chunk_limit
 from streams.core.decision import Decision, Source, Turn, iso, parse_iso
 from streams.core.keys import CONVERSATION, TASK, is_quoted_key, key_issue
 from streams.core.outcomes import Outcome
-from streams.core.pipeline import Gate
+from streams.core.pipeline import Gate, envelope_id
 from streams.core.state import (
+    SourceId,
     TurnIndex,
     TurnState,
     expires_at,
@@ -65,19 +66,9 @@ def nothing_committed(_topic: str, _partition: int) -> int | None:
 TOOL_OUTCOMES: dict[str, Outcome] = {"tool_result": "tool_ok", "tool_error": "tool_error"}
 
 
-def call_id_of(raw: bytes) -> str | None:
-    """A tool call record's `call_id` (as the envelope allows it), read before the call runs."""
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
-    call_id = value.get("call_id") if isinstance(value, dict) else None
-    return call_id if isinstance(call_id, str) and 0 < len(call_id) <= 200 else None
-
-
 def source_id(source: Source) -> str:
-    """A record's identity in turn state: topic, partition and offset."""
-    return f"{source.topic}:{source.partition}:{source.offset}"
+    """A record's identity in turn state, as its value spells it (`SourceId`)."""
+    return SourceId.spell(source)
 
 
 @dataclass(frozen=True, slots=True)
@@ -501,15 +492,20 @@ class TurnBatch:
     def _tool_call(self, source: Source, raw: bytes, now: datetime) -> None:
         """A call runs once (its CSVs are read once): its ToolResult is kept in state, so a
         replay re-sends that very record, and a repeat of its `call_id` is dropped."""
-        # an oversized record is the gate's dead letter, not decoded here first
-        small = len(raw) <= self.gate.settings.max_record_bytes
-        call_id = call_id_of(raw) if small else None
+        # read once: its `call_id` finds a call already made before the call is judged (an
+        # oversized record or bytes that are no JSON are the gate's dead letter)
+        gate = self._gate()
+        decoded = gate.read_json(raw, source, source.offset)
+        is_json = not isinstance(decoded, Decision)
+        call_id = envelope_id(decoded, "call_id") if is_json else None
         key = tool_key(call_id) if call_id is not None else None
         stored = self.stored(source.partition, key) if key is not None else None
         if stored is not None:
             self._tool_call_again(source, stored)
             return
-        decision = stamped(self._gate().decide_tool_call(raw, source), self._version)
+        if is_json:
+            decoded = gate.decide_tool_call_json(raw, decoded, source, source.offset)
+        decision = stamped(decoded, self._version)
         outcome: Outcome = TOOL_OUTCOMES.get(decision.action, "dead_letter")
         if key is not None and isinstance(decision.output, ToolResult):
             result = record_json(decision.output).decode()

@@ -633,12 +633,20 @@ def progress_envelope_issues(reply: RawReply) -> list[Issue]:
     return []
 
 
-def _record_id(decoded: Any, key: str, fallback: str | int) -> str | int:
+def envelope_id(decoded: Any, key: str) -> str | None:
+    """A record's id (`turn_id`, `call_id`) as its envelope allows one (1 to 200 characters),
+    read from the parsed record before it is validated; None when it has none such."""
     if isinstance(decoded, dict):
         value = decoded.get(key)
         if isinstance(value, str) and 0 < len(value) <= 200:
             return value
-    return fallback
+    return None
+
+
+def _record_id(decoded: Any, key: str, fallback: str | int) -> str | int:
+    """The id a record is shown by: its own (`envelope_id`), else `fallback`."""
+    found = envelope_id(decoded, key)
+    return fallback if found is None else found
 
 
 def _in_tool_arguments(twice: Sequence[KeyPath], calls: KeyPath) -> list[KeyPath]:

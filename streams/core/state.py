@@ -21,7 +21,7 @@ from typing import Any, Literal
 import orjson
 
 from streams.core.chunks import ChunkBuffer
-from streams.core.decision import PendingTurn, iso, parse_iso
+from streams.core.decision import PendingTurn, Source, iso, parse_iso
 from streams.core.trace import NO_TRACE, Trace, trace_from_list, trace_to_list
 from streams.core.versions import SETTINGS_VERSION, SWITCHES_KEY
 
@@ -200,11 +200,28 @@ def _epoch_ms(at: str) -> int:
     return round(parse_iso(at).timestamp() * 1000)
 
 
-def source_position(source: str) -> tuple[str, int]:
-    """The input topic and offset in a state's `source` (`topic:partition:offset`; a topic
-    name never holds a colon)."""
-    topic, _partition, offset = source.rsplit(":", 2)
-    return topic, int(offset)
+@dataclass(frozen=True, slots=True)
+class SourceId:
+    """The input record that wrote a turn's value: its topic, partition and offset, spelled
+    `topic:partition:offset` in the value's `source` (a topic name never holds a colon). The
+    one place that spelling is written (`spell`) and read (`parse`)."""
+
+    topic: str
+    partition: int
+    offset: int
+
+    @classmethod
+    def parse(cls, text: str) -> SourceId:
+        topic, partition, offset = text.rsplit(":", 2)
+        return cls(topic, int(partition), int(offset))
+
+    @staticmethod
+    def spell(source: Source | SourceId) -> str:
+        """The spelling of a record's identity (no `SourceId` built on the hot path)."""
+        return f"{source.topic}:{source.partition}:{source.offset}"
+
+    def __str__(self) -> str:
+        return SourceId.spell(self)
 
 
 def _flat(state: TurnState | None) -> TurnState | None:
@@ -341,7 +358,8 @@ class TurnIndex:
         """Track a value just written (None: the turn's state is gone)."""
         if holds_replay(state):
             assert state is not None  # for mypy: holds_replay says so
-            self._held.setdefault(partition, {})[key] = source_position(state.source)
+            written_by = SourceId.parse(state.source)
+            self._held.setdefault(partition, {})[key] = (written_by.topic, written_by.offset)
         elif partition in self._held:
             self._held[partition].pop(key, None)
         if state is not None and state.status == "pending" and state.pending is not None:
