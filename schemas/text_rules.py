@@ -40,6 +40,9 @@ NO_CONTROLS_PATTERN: Final = (
     "\\u202a-\\u202e\\u2066-\\u2069]*$"
 )
 _REPLY: Final = re.compile(f"[{_REPLY_CLASS}]")
+# The ASCII a reply's strings may hold (DEL too), and progress text (no DEL).
+_ASCII_REPLY: Final = bytes(range(0x20, 0x80)) + b"\t\n\r"
+_ASCII_PROGRESS: Final = bytes(range(0x20, 0x7F)) + b"\t\n\r"
 _WITH_DELETE: Final = re.compile(f"[{_REPLY_CLASS}\x7f]")
 # What replygate's own output escapes: every control character (tab, LF and CR too: one line
 # stays one line), DEL, the bidi controls above, and lone surrogates (no encoding carries them).
@@ -54,8 +57,10 @@ def within_ascii(text: str, allowed: bytes) -> bool:
 
 def find_control(text: str, with_delete: bool = False) -> int | None:
     """The index of the first character a reply may not hold, or None (one regex search;
-    printable ASCII, which has none, is cleared without it)."""
-    if text.isascii() and text.isprintable():
+    ASCII is cleared by a byte table without it)."""
+    if text.isascii() and (
+        text.isprintable() or within_ascii(text, _ASCII_PROGRESS if with_delete else _ASCII_REPLY)
+    ):
         return None
     match = (_WITH_DELETE if with_delete else _REPLY).search(text)
     return None if match is None else match.start()
