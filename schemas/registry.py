@@ -26,7 +26,6 @@ _CONTRACTS: Final[dict[str, ReplyContract]] = {
     TEXT_PLAIN_V1.name: TEXT_PLAIN_V1,
 }
 CONTRACTS: Mapping[str, ReplyContract] = _CONTRACTS  # read-only: change it with `register`
-BUILTIN_CONTRACTS = CONTRACTS  # the name the endpoint code and its tests use
 # The rich-output tool's contract name: not a reply contract, but no deployment may reuse it.
 TOOL_CONTRACT_NAME: Final = RICH_OUTPUT_NAME
 

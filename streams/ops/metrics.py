@@ -36,8 +36,6 @@ if TYPE_CHECKING:
 OTHER: Final = "other"
 MAX_LABEL_CHARS: Final = 128
 
-BUILTIN_CONTRACTS: Final = tuple(sorted(builtin_names()))
-
 # Label values for validation error codes and attachment notices: every code replygate emits
 # (schemas/codes.py, the registry the error-code catalogue is generated from). The worker adds
 # a deployment's own codes; anything else is `other`.
@@ -264,7 +262,6 @@ class Metrics:
         """
         return cls(
             contracts=[
-                *BUILTIN_CONTRACTS,
                 *builtin_names(),
                 *(entry.name for entry in settings.schema_contracts),
                 *settings.extra_contracts,

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from schemas.contract import ReplyInput
 from schemas.json_read import duplicate_keys
-from schemas.registry import BUILTIN_CONTRACTS
+from schemas.registry import CONTRACTS
 from schemas.schema_contract import SchemaContract
 from streams.cli.check import check_one
 from streams.cli.check_session import CheckSession
@@ -127,9 +127,9 @@ def test_a_lone_surrogate_in_the_envelope_is_a_dead_letter(gate: Gate) -> None:
 
 def test_an_endpoint_refuses_a_delivery_with_a_key_twice() -> None:
     raw = orjson.dumps(delivery("t-1", "SAFE"))
-    assert judge(raw, BUILTIN_CONTRACTS, "im", max_bytes=1 << 20)[0].valid
+    assert judge(raw, CONTRACTS, "im", max_bytes=1 << 20)[0].valid
     doubled = raw.replace(b'"text":"SAFE"', b'"text":"SAFE","text":"EVIL"', 1)
-    checked, _ = judge(doubled, BUILTIN_CONTRACTS, "im", max_bytes=1 << 20)
+    checked, _ = judge(doubled, CONTRACTS, "im", max_bytes=1 << 20)
     assert not checked.valid
     assert [(i.path, i.code) for i in checked.issues] == [
         ("message.segments[0].data.text", "duplicate_key")

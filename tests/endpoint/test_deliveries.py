@@ -15,7 +15,7 @@ import pytest
 from replygate_dev.demo import SAMPLES_DIR, free_port
 
 from schemas.delivered import check_delivery, message_issues
-from schemas.registry import BUILTIN_CONTRACTS
+from schemas.registry import CONTRACTS
 from streams.cli.check_session import CheckSession
 from streams.cli.deliveries import is_webhook_url
 from streams.cli.main import main
@@ -49,7 +49,7 @@ class Taken:
 
 def endpoint(tmp_path: Path, hand_off: Any = None, **settings: Any) -> Endpoint:
     seen = SeenIds(tmp_path / "seen.sqlite", 7 * 86400.0)
-    return Endpoint(Settings(**settings), "im", seen, hand_off or Taken(), BUILTIN_CONTRACTS)
+    return Endpoint(Settings(**settings), "im", seen, hand_off or Taken(), CONTRACTS)
 
 
 # ---- the id store ----------------------------------------------------------------------------
@@ -140,13 +140,13 @@ def test_every_delivery_the_gate_makes_of_the_samples_validates_again() -> None:
             .line()["output"]
         )
         if output is not None and "delivery_id" in output:
-            assert check_delivery(output, BUILTIN_CONTRACTS, output["platform"]).valid, output
+            assert check_delivery(output, CONTRACTS, output["platform"]).valid, output
             contracts.add(output["contract"])
     assert {"im.segments.v1", "assistant.html.v1"} <= contracts
 
 
 def test_failure_notices_of_every_contract_validate_again() -> None:
-    for contract in BUILTIN_CONTRACTS.values():
+    for contract in CONTRACTS.values():
         assert message_issues(contract, contract.notice_message("Sorry <b>&</b>")) == ()
 
 
@@ -191,7 +191,7 @@ def test_failure_notices_of_every_contract_validate_again() -> None:
     ],
 )
 def test_what_is_not_a_valid_delivery_for_this_platform(value: bytes | None, code: str) -> None:
-    checked, _ = judge(value, BUILTIN_CONTRACTS, "im", max_bytes=8192)
+    checked, _ = judge(value, CONTRACTS, "im", max_bytes=8192)
     assert not checked.valid
     assert checked.issues[0].code == code
 
@@ -205,7 +205,7 @@ def test_what_is_not_a_valid_delivery_for_this_platform(value: bytes | None, cod
     ],
 )
 def test_progress_plain_text_and_notices_are_valid_deliveries(record: dict[str, Any]) -> None:
-    checked, decoded = judge(orjson.dumps(record), BUILTIN_CONTRACTS, "im", max_bytes=1 << 20)
+    checked, decoded = judge(orjson.dumps(record), CONTRACTS, "im", max_bytes=1 << 20)
     assert checked.issues == () and checked.valid and decoded == record
 
 
@@ -215,7 +215,7 @@ def test_an_html_message_that_is_not_what_the_contract_delivers_is_refused() -> 
         "citations": [],
         "rag_fragments_used": [],
     }
-    html = BUILTIN_CONTRACTS["assistant.html.v1"]
+    html = CONTRACTS["assistant.html.v1"]
     assert [i.code for i in message_issues(html, message)] == ["invalid_value"]
     assert message_issues(html, {**message, "citations": ["doc://docid-1"]}) == ()
 
@@ -360,7 +360,7 @@ import pkgutil, importlib, schemas
 for info in pkgutil.iter_modules(schemas.__path__):
     importlib.import_module(f"schemas.{info.name}")
 from schemas.delivered import check_delivery
-from schemas.registry import BUILTIN_CONTRACTS
+from schemas.registry import CONTRACTS
 print(sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED))
 """
     done = subprocess.run(

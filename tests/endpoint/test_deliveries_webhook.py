@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from schemas.registry import BUILTIN_CONTRACTS
+from schemas.registry import CONTRACTS
 from streams.endpoint.dedup import SeenIds
 from streams.endpoint.deliveries import Endpoint
 from streams.endpoint.handoff import IDEMPOTENCY_HEADER, Stopped, WebhookHandOff
@@ -81,7 +81,7 @@ async def test_each_delivery_is_posted_until_accepted_with_the_same_key(
     stop = asyncio.Event()
     hook = webhook(receiver.url, stop)
     seen = SeenIds(tmp_path / "seen.sqlite", 3600)
-    reader = Endpoint(Settings(), "im", seen, hook, BUILTIN_CONTRACTS, stop=stop)
+    reader = Endpoint(Settings(), "im", seen, hook, CONTRACTS, stop=stop)
     ids = [f"t-{n}" for n in range(4)]
     try:
         for number, turn in enumerate([*ids, ids[1]]):  # the last one is a repeat
@@ -108,7 +108,7 @@ async def test_a_stop_ends_the_retries_and_records_nothing(
     stop = asyncio.Event()
     hook = webhook(receiver.url, stop)
     seen = SeenIds(tmp_path / "seen.sqlite", 3600)
-    reader = Endpoint(Settings(), "im", seen, hook, BUILTIN_CONTRACTS, stop=stop)
+    reader = Endpoint(Settings(), "im", seen, hook, CONTRACTS, stop=stop)
 
     async def stop_after_three_tries() -> None:
         while len(receiver.tries) < 3:

@@ -26,8 +26,9 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
+from schemas.registry import builtin_names
 from streams.core.outcomes import OUTCOMES
-from streams.ops.metrics import BUILTIN_CONTRACTS, OTHER, settings_topics
+from streams.ops.metrics import OTHER, settings_topics
 from tests.support.gates import disk_gate
 from tests.support.kafka import Deployment, collect, free_port, publish
 from tests.support.samples import GITHUB_PAT, im_text, raw_reply
@@ -342,7 +343,7 @@ def test_label_values_are_bounded(scraped: dict[str, Any]) -> None:
     settings = scraped["deployment"].settings(leak_literals=[CANARY])  # as the worker's
     allowed = {
         "outcome": set(OUTCOMES),
-        "contract": set(BUILTIN_CONTRACTS),
+        "contract": set(builtin_names()),
         "platform": set(settings.platforms),
         "topic": set(settings_topics(settings)),
         "rule": set(disk_gate(settings).masker.rule_ids),
