@@ -17,9 +17,9 @@ from schemas.registry import issue_codes
 from schemas.schema_contract import SchemaContract, SchemaError, failing_keyword
 from streams.cli.check_session import CheckSession
 from streams.cli.worker import run_worker
-from streams.settings.contracts import MAX_SCHEMA_BYTES, ContractLoadError, build_registry
 from streams.core.pipeline import Gate
 from streams.settings import Settings, load_settings
+from streams.settings.contracts import MAX_SCHEMA_BYTES, ContractLoadError, build_registry
 from tests.cli.test_cli_check import replygate
 from tests.support.gates import disk_gate
 from tests.support.samples import GITHUB_PAT, NOW, encode, raw_reply

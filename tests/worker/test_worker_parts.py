@@ -12,10 +12,10 @@ import pytest
 
 from streams.broker.topology import Topology, create_topics
 from streams.core.chunks import chunk_limit
-from streams.settings.contracts import build_registry
 from streams.core.leaks import Masker
 from streams.core.pipeline import Gate
 from streams.settings import GateSettings, KafkaSettings, Settings
+from streams.settings.contracts import build_registry
 from streams.worker.app import Worker, app_options
 from streams.worker.batch_flow import BatchFlow
 from streams.worker.corrector import correct, register_corrector
