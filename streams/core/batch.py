@@ -504,6 +504,10 @@ class TurnBatch:
             self._tool_call_again(source, stored)
             return
         if is_json:
+            shadow = self.versions.shadow(None, self._tenant)
+            if shadow is not None:  # it reads the call's files again: tool calls are few
+                judged = shadow[1].decide_tool_call_json(raw, decoded, source, source.offset)
+                self._shadow = shadow[0], judged
             decoded = gate.decide_tool_call_json(raw, decoded, source, source.offset)
         decision = stamped(decoded, self._version)
         outcome: Outcome = TOOL_OUTCOMES.get(decision.action, "dead_letter")

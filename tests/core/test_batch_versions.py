@@ -237,3 +237,26 @@ def test_a_tool_calls_replay_re_sends_its_result_with_its_first_version(v: Versi
         s.decision.line_json() for s in first.sends
     ]
     assert [j.version for j in again.judged] == [one.version]
+
+
+def test_the_shadow_judges_a_tool_call_too_and_sends_nothing(v: Versioned) -> None:
+    one = v.gates(ONE, "one")
+    v.hold(v.gates(TWO, "two"), shadow=one)
+    result = v.run(
+        [
+            (
+                v.source("toolcalls_raw", 1),
+                tool_call(
+                    {
+                        "version": 1,
+                        "title": "canary-0001",
+                        "blocks": [{"type": "metrics", "items": [{"label": "a", "value": "1"}]}],
+                    }
+                ),
+            )
+        ]
+    )
+    assert len(result.sends) == 1 and "canary-0001" in result.sends[0].decision.line_json().decode()
+    [judged] = result.judged
+    assert judged.shadow is not None and judged.shadow[0] == one.version
+    assert "canary-0001" not in judged.shadow[1].line_json().decode()
