@@ -128,6 +128,7 @@ class WorkerPolicy:
         return True
 
     def _hold(self, held: Held) -> None:
+        self._lost.clear()  # a version lost may be on the topic again: looked for once more
         for replaced in (self.active_gates, self.shadow_gates):
             if replaced is not None and replaced is not self.settings_gates:
                 self._older[replaced.version] = replaced  # turns begun under it go on

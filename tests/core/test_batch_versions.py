@@ -260,3 +260,12 @@ def test_the_shadow_judges_a_tool_call_too_and_sends_nothing(v: Versioned) -> No
     [judged] = result.judged
     assert judged.shadow is not None and judged.shadow[0] == one.version
     assert "canary-0001" not in judged.shadow[1].line_json().decode()
+
+
+def test_a_lost_version_is_looked_for_again_after_a_switch(v: Versioned) -> None:
+    one, two = v.gates(ONE, "one"), v.gates(TWO, "two")
+    v.policy._lost.add(one.version)
+    assert v.policy.judging(one.version) == v.policy.active
+    v.hold(two)
+    with pytest.raises(VersionMissing):
+        v.policy.judging(one.version)
