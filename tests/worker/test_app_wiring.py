@@ -64,3 +64,26 @@ def test_a_rocksdb_store_gets_bounded_memory_options(tmp_path: Path) -> None:
     assert options.max_write_buffer_number == 2
     memory = create_app(_settings(tmp_path / "m")).tables["turns"]
     assert memory.options is None
+
+
+def test_faust_finds_the_app_replygate_worker_built_without_loading_settings_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`replygate worker` loads the settings and builds the registry once, then Faust's own
+    command line looks the app up (`-A streams.app`): it must get that app, not a second one."""
+    from faust.cli.base import find_app
+
+    import streams.app as entry
+
+    def no_second_load(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("settings loaded a second time")
+
+    monkeypatch.setattr(entry, "load_settings", no_second_load)
+    settings = _settings(tmp_path)
+    built = entry.build(settings, build_registry(settings))
+    try:
+        assert find_app("streams.app") is built
+    finally:
+        del entry.app  # type: ignore[attr-defined]
+    with pytest.raises(AssertionError, match="a second time"):
+        find_app("streams.app")  # with no app built, the entry point loads the settings itself
