@@ -41,7 +41,7 @@ EXPECTED: Mapping[str, tuple[str, ...]] = {
     ),
     "broker_outage": ("broker_resume_s",),
     "soak": ("soak_longest_pause_s",),
-    "policy": ("shadow_cost", "policy_load_seconds"),
+    "policy": ("shadow_cost", "policy_load_seconds", "policy_switch_seconds"),
 }
 
 # Tiny sizes: a round each, a few hundred records, short windows and horizons.
@@ -52,6 +52,7 @@ SMOKE_ENV: Mapping[str, str] = {
     "BENCH_CHECK_ROUNDS": "1",
     "BENCH_POLICY_RECORDS": "40",
     "BENCH_POLICY_ROUNDS": "1",
+    "BENCH_POLICY_SWITCH_ROUNDS": "1",
     "BENCH_LEAK_BYTES": str(256 * 1024),
     "BENCH_LEAK_ROUNDS": "1",
     "BENCH_DS_SAMPLE_BYTES": str(16 * 1024),
