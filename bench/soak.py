@@ -7,9 +7,10 @@ started again on the same data directory (a pod restarted with its volume), for 
 The pause is the longest time between two consecutive outcomes (delivery records' timestamps,
 set by the workers' producers), across all partitions: what an operator's dashboard shows as
 "nothing delivered". At the end the delivery topic is read whole: every reply sent must have
-exactly one outcome (none lost, no turn with two different deliveries), else the bench fails.
-Identical copies of a delivery (at-least-once after a crash; a receiver drops them by
-delivery_id) are counted and printed, as is the workers' peak RSS.
+exactly one outcome (none lost, no turn with two different deliveries), and no delivery may be
+repeated but after a crash, else the bench fails. Identical copies of a delivery after a
+SIGKILL (at-least-once: a receiver drops them by delivery_id) are counted and printed by the
+window they fall in, as is the workers' peak RSS.
 
 RATIO soak_longest_pause_s: target <= 12 s.
 """
@@ -22,6 +23,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,26 +46,28 @@ DRAIN_BOUND = 180.0  # seconds for every reply sent to reach its outcome after t
 
 @dataclass
 class Tally:
-    """The delivery topic read whole: each reply's distinct deliveries and its copies."""
+    """The delivery topic read whole: each reply's distinct deliveries (by a digest of the
+    record) and when each copy of each was written."""
 
-    values: dict[int, set[bytes]] = field(default_factory=dict)
+    stamps: dict[tuple[int, int], list[int]] = field(default_factory=dict)  # (n, digest) -> ms
     first_ms: dict[int, int] = field(default_factory=dict)  # reply n -> its first delivery
-    copies: int = 0
 
     def add(self, value: bytes, timestamp: int) -> None:
         n = int(orjson.loads(value)["delivery_id"][2:])  # delivery ids are the turns': t-<n>
-        self.values.setdefault(n, set()).add(value)
+        self.stamps.setdefault((n, hash(value)), []).append(timestamp)
         self.first_ms[n] = min(timestamp, self.first_ms.get(n, timestamp))
-        self.copies += 1
 
     def lost(self, sent: set[int]) -> list[int]:
-        return sorted(sent - self.values.keys())
+        return sorted(sent - self.first_ms.keys())
 
     def conflicting(self) -> list[int]:
-        return sorted(n for n, values in self.values.items() if len(values) > 1)
+        """Replies with two different deliveries: two outcomes for one turn."""
+        kinds = Counter(n for n, _digest in self.stamps)
+        return sorted(n for n, count in kinds.items() if count > 1)
 
-    def repeats(self) -> int:
-        return self.copies - sum(len(v) for v in self.values.values())
+    def repeat_ms(self) -> list[int]:
+        """When each identical copy after a delivery's first was written."""
+        return [t for copies in self.stamps.values() for t in sorted(copies)[1:]]
 
 
 async def read_outcomes(dep: Deployment, sent: set[int], bound: float) -> Tally:
@@ -109,6 +113,11 @@ def longest_gaps(stamps: Sequence[int], bounds: Sequence[int]) -> list[float]:
         inside = [start, *(t for t in ordered if start <= t <= end), end]
         gaps.append(max(b - a for a, b in itertools.pairwise(inside)) / 1000)
     return gaps
+
+
+def in_windows(stamps: Sequence[int], bounds: Sequence[int]) -> list[int]:
+    """How many of `stamps` (ms) fall in each window between consecutive `bounds`."""
+    return [sum(1 for t in stamps if start <= t < end) for start, end in itertools.pairwise(bounds)]
 
 
 @dataclass
@@ -201,19 +210,34 @@ def run() -> float:
             if LOGS:
                 shutil.copytree(tmp, LOGS, ignore=shutil.ignore_patterns("*-data"))
     # the delivery topic's first copy of each outcome: what the watcher saw, and what came later
-    gaps = longest_gaps(list(tally.first_ms.values()), [start_ms, *(t for t, _ in events), end_ms])
+    bounds = [start_ms, *(t for t, _ in events), end_ms]
+    gaps = longest_gaps(list(tally.first_ms.values()), bounds)
+    repeats = in_windows(tally.repeat_ms(), bounds)
     pause = max(gaps)
-    kills, stops = gaps[1::2], gaps[2::2]  # the window after each event, until the next
     lost, conflicting = tally.lost(sent), tally.conflicting()
     say(
-        f"  {len(sent):,} replies sent, {len(tally.values):,} with an outcome; lost "
-        f"{len(lost)}, conflicting {len(conflicting)}, identical repeats {tally.repeats()}; "
-        f"{pool.starts} worker starts; workers' peak RSS {pool.peak_rss_mb:.0f} MB"
+        f"  {len(sent):,} replies sent, {len(tally.first_ms):,} with an outcome; lost "
+        f"{len(lost)}, conflicting {len(conflicting)}; {pool.starts} worker starts; workers' "
+        f"peak RSS {pool.peak_rss_mb:.0f} MB"
     )
-    say(f"  longest time without an outcome after each kill {fmt(kills)} s, stop {fmt(stops)} s")
+    # the window after each event, until the next: kills are the even events, stops the odd
+    say(f"  longest time without an outcome after each kill {fmt(gaps[1::2])} s")
+    say(f"  longest time without an outcome after each stop {fmt(gaps[2::2])} s")
+    for n, stamp in tally.first_ms.items():  # the watcher stopped with the traffic
+        traffic.delivered.setdefault(n, stamp)
+    waits = [traffic.longest_wait_s(a, b) for a, b in itertools.pairwise(bounds)]
+    say(
+        f"  longest a reply waited (its partition stalled) after each kill {fmt(waits[1::2])} s, "
+        f"after each stop {fmt(waits[2::2])} s"
+    )
+    say(f"  identical repeats after each kill {repeats[1::2]}, after each stop {repeats[2::2]}")
     say(f"  longest time without an outcome {pause:.2f} s")
-    if lost or conflicting:
-        raise RuntimeError(f"soak: lost {lost[:20]}, conflicting {conflicting[:20]}")
+    graceful = repeats[0] + sum(repeats[2::2])  # before the first event, after each stop
+    if lost or conflicting or graceful:
+        raise RuntimeError(
+            f"soak: lost {lost[:20]}, conflicting {conflicting[:20]}, {graceful} repeats "
+            "without a crash"
+        )
     ratio("soak_longest_pause_s", pause)
     return pause
 
