@@ -125,9 +125,9 @@ def test_an_unknown_logical_name_is_a_key_error() -> None:
 
 # Where a topic name may be built: the settings' configured names, the core's deadline topic
 # name (the core cannot import the topology) and the topology itself.
-NAME_BUILDERS = {"streams/settings.py", "streams/broker/topology.py"}
+NAME_BUILDERS = {"streams/settings/model.py", "streams/broker/topology.py"}
 # The core and the settings take names from `Settings`; the core may not import the broker.
-MAY_ASK_SETTINGS = ("streams/core/", "streams/settings.py", "streams/broker/topology.py")
+MAY_ASK_SETTINGS = ("streams/core/", "streams/settings/model.py", "streams/broker/topology.py")
 PREFIXES = {"topic_prefix", "delivery_prefix"}
 DEFAULT_NAMES = set(TopicNames().model_dump().values()) - {"delivery."}
 
