@@ -37,7 +37,6 @@ RICH: Final = "the rich-output tool"
 MAX_ISSUES: Final = 100
 
 
-
 @dataclass(frozen=True, slots=True)
 class Code:
     """One stable code: who emits it, what it means, and a message as a person would see it.
@@ -651,17 +650,6 @@ NOTICE_REASONS: Final = table(
     _c("attachment_oversized", FILES, "Media over `max_attachment_bytes`.", "", ""),
 )
 # fmt: on
-
-
-def capped(issues: Sequence[Issue]) -> list[Issue]:
-    """Issues gathered from several checks of one reply, as one list: at most MAX_ISSUES, then
-    one `too_many_errors` (a check's own `too_many_errors` is replaced by the final one)."""
-    listed = [i for i in issues if i.code != TOO_MANY_ERRORS.name]
-    if len(listed) <= MAX_ISSUES and len(listed) == len(issues):
-        return list(issues)
-    if len(listed) <= MAX_ISSUES:
-        return [*listed, TOO_MANY_ERRORS.issue("$", listed=len(listed))]
-    return [*listed[:MAX_ISSUES], TOO_MANY_ERRORS.issue("$", listed=MAX_ISSUES)]
 
 
 def unregistered(names: Iterable[str], known: Mapping[str, Code]) -> list[str]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from pydantic import ValidationError
 
 from schemas.codes import SHARED_CODES
@@ -69,14 +67,3 @@ def issues_from_validation_error(exc: ValidationError, base: str = "$") -> list[
         else:
             issues.append(Issue(child_path(base, *loc), code, err["msg"]))
     return issues
-
-
-def dedupe(issues: Iterable[Issue]) -> list[Issue]:
-    """Keep the first of identical issues, in order."""
-    seen: set[Issue] = set()
-    out: list[Issue] = []
-    for issue in issues:
-        if issue not in seen:
-            seen.add(issue)
-            out.append(issue)
-    return out

@@ -29,16 +29,15 @@ from schemas.codes import (
     MAX_ISSUES,
     MISSING_FIELD,
     TOO_LONG,
-    TOO_MANY_ERRORS,
     UNKNOWN_FIELD,
     WRONG_TYPE,
-    capped,
     code,
     table,
 )
 from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
 from schemas.errors import issues_from_validation_error
 from schemas.issue import Issue, child_path, json_path
+from schemas.issue_sink import IssueSink, capped
 from schemas.json_read import is_large, not_json, parse_object
 from schemas.preview import segments_text
 from schemas.records import Context
@@ -218,42 +217,14 @@ def _plain_segment(segment: object, mentionable: frozenset[str]) -> bool:
 
 
 # --- issue bookkeeping ------------------------------------------------------------------------
-class _Sink:
-    """Collects issues up to a bound, so a hostile reply cannot make the error list unbounded."""
-
-    def __init__(self, limit: int = MAX_ISSUES) -> None:
-        self.limit = limit
-        self.items: list[Issue] = []
-
-    @property
-    def full(self) -> bool:
-        return len(self.items) > self.limit
-
-    def add(self, issue: Issue) -> None:
-        if not self.full:
-            self.items.append(issue)
-
-    def extend(self, issues: Iterable[Issue]) -> None:
-        for issue in issues:
-            if self.full:
-                return
-            self.items.append(issue)
-
-    def result(self) -> list[Issue]:
-        if not self.full:
-            return list(self.items)
-        return [
-            *self.items[: self.limit],
-            TOO_MANY_ERRORS.issue("$", listed=self.limit),
-        ]
-
-
 def _key_part(key: object) -> str:
     """A JSON key as a path part (non-string keys only come from non-JSON callers)."""
     return key if isinstance(key, str) else str(key)
 
 
-def _unknown_keys(obj: Mapping[Any, Any], allowed: Iterable[str], base: str, sink: _Sink) -> None:
+def _unknown_keys(
+    obj: Mapping[Any, Any], allowed: Iterable[str], base: str, sink: IssueSink
+) -> None:
     allowed_set = frozenset(allowed)
     for key in obj:
         if sink.full:
@@ -281,7 +252,7 @@ def _bounded(obj: dict[Any, Any], fields: Iterable[str]) -> dict[Any, Any]:
 
 # --- the checks -------------------------------------------------------------------------------
 def _data_issues(
-    seg_type: str, data: dict[Any, Any], base: str, mentionable: frozenset[str], sink: _Sink
+    seg_type: str, data: dict[Any, Any], base: str, mentionable: frozenset[str], sink: IssueSink
 ) -> None:
     """Check one segment's `data` against its closed shape, then the rules beyond types."""
     model = DATA_MODELS[seg_type]
@@ -318,7 +289,9 @@ def _segment_paths(index: int) -> tuple[str, str]:
     return base, child_path(base, "data")
 
 
-def _segment_issues(segment: object, index: int, mentionable: frozenset[str], sink: _Sink) -> None:
+def _segment_issues(
+    segment: object, index: int, mentionable: frozenset[str], sink: IssueSink
+) -> None:
     base, data_path = _segment_paths(index)
     if not isinstance(segment, dict):
         sink.add(WRONG_TYPE.issue(base, expected='an object {"type": ..., "data": {...}}'))
@@ -349,7 +322,7 @@ def _segment_issues(segment: object, index: int, mentionable: frozenset[str], si
 
 def message_issues(message: object, mentionable: frozenset[str] = frozenset()) -> list[Issue]:
     """Every broken rule of a parsed reply (bounded): structure, URLs and mention targets."""
-    sink = _Sink()
+    sink = IssueSink()
     if not isinstance(message, dict):
         sink.add(WRONG_TYPE.issue("$", expected='an object {"segments": [...]}'))
         return sink.result()

@@ -10,6 +10,7 @@ from typing import Final
 
 from schemas.codes import MISSING_REPLY, TOO_LONG, TOO_SHORT
 from schemas.issue import Issue
+from schemas.issue_sink import capped
 from schemas.text_rules import control_character_issues
 
 # A progress summary's text, in code points after trimming.
@@ -25,4 +26,4 @@ def progress_text_issues(text: str | None, base: str = "output.text") -> list[Is
         return [TOO_SHORT.issue(base, "progress")]
     if length > PROGRESS_MAX_CHARS:
         return [TOO_LONG.issue(base, "progress", length=length, limit=PROGRESS_MAX_CHARS)]
-    return control_character_issues(text, base, with_delete=True)
+    return capped(control_character_issues(text, base, with_delete=True))

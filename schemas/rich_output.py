@@ -28,8 +28,9 @@ import orjson
 from pydantic import BaseModel, Field, StringConstraints, ValidationError
 
 from schemas import codes
-from schemas.errors import dedupe, issues_from_validation_error
+from schemas.errors import issues_from_validation_error
 from schemas.issue import Issue, child_path, json_path
+from schemas.issue_sink import capped
 from schemas.json_numbers import wide_number_issues
 from schemas.paths import check_relative_path
 from schemas.records import STRICT
@@ -296,7 +297,7 @@ def check_rich_output(
             block, block_issues = _block(raw, index)
             blocks.append(block)
             issues += block_issues
-    issues = codes.capped(dedupe([*issues, *tree_control_issues(arguments)]))
+    issues = capped([*issues, *tree_control_issues(arguments)])
     charts = [(i, b) for i, b in enumerate(blocks) if isinstance(b, CsvChartBlock)]
     if issues or head is None:
         return None, issues, charts

@@ -16,9 +16,10 @@ from typing import Any, Final
 import jsonschema_rs
 import orjson
 
-from schemas.codes import MAX_ISSUES, NOT_JSON, SHARED_CODES, TOO_MANY_ERRORS, capped
+from schemas.codes import MAX_ISSUES, NOT_JSON, SHARED_CODES
 from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
 from schemas.issue import Issue, child_path, json_path
+from schemas.issue_sink import IssueSink, capped
 from schemas.json_read import is_large, parse_value
 from schemas.records import Context
 from schemas.text_rules import tree_control_issues
@@ -208,18 +209,17 @@ def schema_issues(validator: Any, value: Any) -> list[Issue]:
         try:
             validator.validate(value)
         except jsonschema_rs.ValidationError as first_error:
-            first = list(violation_issues(first_error))[:MAX_ISSUES]
-            return [*first, TOO_MANY_ERRORS.issue("$", listed=len(first))]
+            sink = IssueSink()
+            sink.extend(violation_issues(first_error))
+            sink.cut = True  # told the first error only
+            return sink.result()
         return []
-    issues: list[Issue] = []
+    sink = IssueSink()
     for error in validator.iter_errors(value):
-        issues.extend(violation_issues(error))
-        if len(issues) > MAX_ISSUES:
-            return [
-                *issues[:MAX_ISSUES],
-                TOO_MANY_ERRORS.issue("$", listed=MAX_ISSUES),
-            ]
-    return issues
+        sink.extend(violation_issues(error))
+        if sink.full:
+            break
+    return sink.result()
 
 
 _INSTRUCTIONS: Final = (

@@ -10,6 +10,7 @@ from typing import Any, Final
 
 from schemas.codes import MISSING_REPLY, table
 from schemas.contract import ContractBase, ContractResult, ReplyContract, ReplyInput
+from schemas.issue_sink import capped
 from schemas.records import Context
 from schemas.text_rules import NO_CONTROLS_PATTERN, control_character_issues
 
@@ -49,7 +50,7 @@ class TextPlainContract(ContractBase):
             return ContractResult(issues=(MISSING_REPLY.issue("output", "text_only"),))
         if reply.text.strip() == "":
             return ContractResult(no_reply=True)
-        issues = control_character_issues(reply.text, "text")
+        issues = capped(control_character_issues(reply.text, "text"))
         if issues:
             return ContractResult(issues=tuple(issues))
         return ContractResult(message={"text": reply.text})

@@ -32,10 +32,11 @@ from schemas.html_answer.codes import (
 from schemas.html_answer.conformance import FOSTERED, check_conformance
 from schemas.html_answer.rules import BODY, MAX_DEPTH, MAX_TEXT_CHARS, NAME, RAG_KEY
 from schemas.html_answer.scan import EXPLICIT, line_col, scan_source
-from schemas.html_answer.state import Issues, Walk
+from schemas.html_answer.state import Walk
 from schemas.html_answer.transport import split_fence
 from schemas.html_answer.walk import walk_tree
 from schemas.issue import Issue
+from schemas.issue_sink import IssueSink
 from schemas.preview import MAX_CODE_POINTS, html_text
 from schemas.records import Context
 from schemas.text_rules import within_ascii
@@ -175,12 +176,12 @@ class AssistantHtmlV1(ContractBase):
         fenced = split_fence(text)
         if isinstance(fenced, Issue):
             return ContractResult(issues=(fenced,))
-        walk = Walk(Issues(), context.fragments or {})
+        walk = Walk(IssueSink(), context.fragments or {})
         for transport in fenced.transport:  # first: the correction carries every error
             walk.issues.add(transport)
         rag = _check_rag(fenced.rag_items, walk) if fenced.rag_items is not None else []
         _check_payload(fenced.payload, walk)
-        issues = walk.issues.final()
+        issues = tuple(walk.issues.result())
         if issues:
             return ContractResult(issues=issues, reports=tuple(walk.reports))
         message = {"html": fenced.payload, "citations": walk.citations, "rag_fragments_used": rag}

@@ -5,44 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from schemas.codes import MAX_ISSUES, TOO_MANY_ERRORS
 from schemas.html_answer.codes import MISSING_ELEMENT_IDS, UNKNOWN_ELEMENT_ID
-from schemas.issue import Issue
+from schemas.issue_sink import IssueSink
 from schemas.uris import Uri
-
-
-class Issues:
-    """At most MAX_ISSUES distinct issues, in order; then one `too_many_errors`."""
-
-    def __init__(self) -> None:
-        self.items: list[Issue] = []
-        self._seen: set[Issue] = set()
-        self.overflow = False
-
-    @property
-    def full(self) -> bool:
-        return self.overflow
-
-    def add(self, issue: Issue) -> None:
-        if issue in self._seen:
-            return
-        if len(self.items) >= MAX_ISSUES:
-            self.overflow = True
-            return
-        self._seen.add(issue)
-        self.items.append(issue)
-
-    def final(self) -> tuple[Issue, ...]:
-        if self.overflow:
-            return (*self.items, TOO_MANY_ERRORS.issue("$", listed=MAX_ISSUES))
-        return tuple(self.items)
 
 
 @dataclass(slots=True)
 class Walk:
     """State of one validation: issues, citations and reports, the fragments known."""
 
-    issues: Issues
+    issues: IssueSink
     fragments: Mapping[str, Sequence[str]]
     citations: list[str] = field(default_factory=list)
     cited: set[str] = field(default_factory=set)

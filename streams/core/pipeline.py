@@ -30,6 +30,7 @@ from schemas.contract import (
 )
 from schemas.errors import issues_from_validation_error
 from schemas.issue import Issue, Notice
+from schemas.issue_sink import capped
 from schemas.json_numbers import as_written, loads_wide, wide_integer
 from schemas.json_read import KeyPath, duplicate_key_issues, duplicate_keys, lone_surrogate_issue
 from schemas.preview import preview
@@ -296,7 +297,7 @@ class Gate:
             else ContractResult(issues=tuple(issues))
         )
         if key_issues:
-            result = ContractResult(issues=tuple(codes.capped([*key_issues, *result.issues])))
+            result = ContractResult(issues=tuple(capped([*key_issues, *result.issues])))
         if result.valid and result.no_reply:
             return Decision(
                 id=self.shown_id(reply.turn_id), verdict="no_reply", action="none", turn=turn

@@ -22,9 +22,9 @@ from schemas.im_segments import (
     SEGMENT_TYPES,
     _plain_segment,
     _segment_issues,
-    _Sink,
     message_issues,
 )
+from schemas.issue_sink import IssueSink
 from schemas.preview import html_text, one_line, preview
 from schemas.records import Context
 from schemas.uris import _PROSE_DOC_RE, _WORDISH, Uri, find_doc_links, is_http_url, parse_uri
@@ -113,7 +113,7 @@ _MENTIONABLE = frozenset({"u1", "u2"})
 def test_plain_segments_have_no_issues(segment: Any) -> None:
     """The shortcut passes a segment only where the full checks find nothing."""
     if _plain_segment(segment, _MENTIONABLE):
-        sink = _Sink()
+        sink = IssueSink()
         _segment_issues(segment, 0, _MENTIONABLE, sink)
         assert sink.items == []
 
