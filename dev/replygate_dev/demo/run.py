@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from replygate_dev.demo.outcomes import evaluate, expected_outcomes
+from replygate_dev.demo.policy import render_policy
 from replygate_dev.demo.processes import copy_files
 from replygate_dev.demo.report import failures, make_console, render, render_figures
 from replygate_dev.demo.samples import SAMPLES_FILE, read_samples
@@ -73,7 +74,7 @@ def run_demo(settings: Settings, samples_file: Path = SAMPLES_FILE) -> int:
     )
     figures.total_seconds = time.perf_counter() - started
     render_figures(console, figures)
-    failed = failures(console, samples, results, figures)
+    failed = failures(console, samples, results, figures) + render_policy(console, demo.policy)
     if error is not None:
         console.print(f"[red]replygate demo: error: {error}[/]")
         failed.append("run")

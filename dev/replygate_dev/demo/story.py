@@ -20,6 +20,7 @@ from typing import Any, Final
 import orjson
 
 from replygate_dev.demo.outcomes import Tracker
+from replygate_dev.demo.policy import PolicyStory, policy_story
 from replygate_dev.demo.processes import (
     free_port,
     log_tail,
@@ -90,6 +91,7 @@ class Demo:
         self.produced = 0
         self.created_topics = False
         self.fed = False
+        self.policy: PolicyStory | None = None
 
     # -- Kafka helpers
 
@@ -218,6 +220,9 @@ class Demo:
                 self.figures.outcomes = scrape_outcomes(self.metrics_port)
             except OSError as exc:
                 self.console.print(f"[yellow]could not read the worker's metrics: {exc!r}[/]")
+            self.policy = await policy_story(
+                self.settings, producer, self.root, self.metrics_port, self.check_worker
+            )
         finally:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
