@@ -164,6 +164,8 @@ def _round(
     time.sleep(WINDOW)  # its join settles first
     pauses["crash"] = _pause_after(traffic, victim.proc.kill, WINDOW + session_timeout())
     victim.proc.wait(10)
+    # said as each round ends: a run stopped later still shows the rounds it finished
+    say(f"  round {r + 1}: " + ", ".join(f"{e} {p:.2f} s" for e, p in pauses.items()))
     return pauses
 
 
