@@ -28,6 +28,7 @@ from schemas.codes import (
 from schemas.generated_doc import generated_doc_main
 from schemas.registry import contract_codes
 from schemas.rich_output import CONTRACT_NAME
+from schemas.rich_output_codes import TOOL_CODES
 
 CATALOGUE: Final = Path(__file__).resolve().parent.parent / "docs" / "error-codes.md"
 
@@ -42,8 +43,15 @@ _LAST_SECTIONS: Final = (
     (RICH, ""),
     (RECORD, "The record around the reply"),
 )
+
+
 def _first_in(codes: Mapping[str, Code], key: str) -> list[Code]:
     return [c for c in codes.values() if c.where[0] == key]
+
+
+def _listed(key: str) -> list[Code]:
+    """A closing section's codes: the shared ones first emitted there, or the tool's own."""
+    return list(TOOL_CODES.values()) if key == RICH else _first_in(SHARED_CODES, key)
 
 
 def _place(where: str) -> str:
@@ -75,7 +83,7 @@ def _rows(codes: Sequence[Code], with_example: bool) -> list[str]:
 def catalogue(contract_codes: ContractCodes) -> str:
     """docs/error-codes.md, from the shared codes and the contracts' own (the test compares it
     with the file)."""
-    codes = all_codes(contract_codes)
+    codes = all_codes([*contract_codes, (CONTRACT_NAME, TOOL_CODES)])
     out = [
         "# Error codes",
         "",
@@ -96,7 +104,7 @@ def catalogue(contract_codes: ContractCodes) -> str:
     sections = [
         *((title, _first_in(SHARED_CODES, key)) for key, title in _FIRST_SECTIONS),
         *((title, list(own.values())) for title, own in contract_codes),
-        *((title or _place(key), _first_in(SHARED_CODES, key)) for key, title in _LAST_SECTIONS),
+        *((title or _place(key), _listed(key)) for key, title in _LAST_SECTIONS),
     ]
     for title, listed in sections:
         if listed:  # a contract whose rules are all shared ones has no section of its own

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import posixpath
 
-from schemas import codes
+from schemas import rich_output_codes as tool_codes
 from schemas.issue import Issue
 
 _ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
@@ -37,23 +37,23 @@ def _slashed(value: str) -> str:
 def check_relative_path(value: str, path: str) -> list[Issue]:
     """Every way `value` breaks the workspace-relative path rule, as Issues at `path`."""
     if value.strip() == "":
-        return [codes.BLANK_PATH.issue(path)]
+        return [tool_codes.BLANK_PATH.issue(path)]
     issues: list[Issue] = []
     slashed = _slashed(value)
     if "\0" in value:
-        issues.append(codes.NUL_IN_PATH.issue(path))
+        issues.append(tool_codes.NUL_IN_PATH.issue(path))
     if slashed.startswith("/"):
-        issues.append(codes.ABSOLUTE_PATH.issue(path))
+        issues.append(tool_codes.ABSOLUTE_PATH.issue(path))
     if "://" in value:
-        issues.append(codes.URL_PATH.issue(path))
+        issues.append(tool_codes.URL_PATH.issue(path))
     if value[:5].lower() == "data:":
-        issues.append(codes.DATA_URI_PATH.issue(path))
+        issues.append(tool_codes.DATA_URI_PATH.issue(path))
     if len(value) >= 2 and value[0] in _ASCII_LETTERS and value[1] == ":":
-        issues.append(codes.DRIVE_LETTER_PATH.issue(path))
+        issues.append(tool_codes.DRIVE_LETTER_PATH.issue(path))
     if ".." in slashed.split("/"):
-        issues.append(codes.PARENT_SEGMENT.issue(path))
+        issues.append(tool_codes.PARENT_SEGMENT.issue(path))
     if posixpath.normpath(slashed) == ".":
-        issues.append(codes.EMPTY_PATH_AFTER_CLEANING.issue(path))
+        issues.append(tool_codes.EMPTY_PATH_AFTER_CLEANING.issue(path))
     return issues
 
 
@@ -63,5 +63,5 @@ def check_folder_name(value: str, path: str) -> list[Issue]:
     if issues and issues[0].code == "blank_path":
         return issues
     if "/" in _slashed(value):
-        issues.append(codes.NOT_SINGLE_FOLDER.issue(path))
+        issues.append(tool_codes.NOT_SINGLE_FOLDER.issue(path))
     return issues

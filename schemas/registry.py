@@ -17,6 +17,7 @@ from schemas.contract import ReplyContract, completed
 from schemas.html_answer import ASSISTANT_HTML_V1
 from schemas.im_segments import IM_SEGMENTS_V1
 from schemas.rich_output import CONTRACT_NAME as RICH_OUTPUT_NAME
+from schemas.rich_output_codes import TOOL_CODES
 from schemas.text_plain import TEXT_PLAIN_V1
 
 # The registered reply contracts by name, in catalogue order; `register` adds to it.
@@ -44,7 +45,7 @@ def register(contract: object) -> ReplyContract:
     complete = completed(contract)
     if complete.name in builtin_names():
         raise RegistrationError(f"a contract named {complete.name!r} is already registered")
-    all_codes([*contract_codes(), (complete.catalogue_title, complete.codes)])  # no code twice
+    all_codes([*owned_codes(), (complete.catalogue_title, complete.codes)])  # no code twice
     _CONTRACTS[complete.name] = complete
     return complete
 
@@ -71,6 +72,11 @@ def contract_codes() -> ContractCodes:
     return [(c.catalogue_title, c.codes) for c in _CONTRACTS.values()]
 
 
+def owned_codes() -> ContractCodes:
+    """Every code an owner brings besides the shared ones: each contract's, then the tool's."""
+    return [*contract_codes(), (TOOL_CONTRACT_NAME, TOOL_CODES)]
+
+
 def issue_codes() -> Mapping[str, Code]:
-    """Every error code: the shared ones and each registered contract's own."""
-    return all_codes(contract_codes())
+    """Every error code: the shared ones, each registered contract's own and the tool's."""
+    return all_codes(owned_codes())

@@ -28,6 +28,7 @@ import orjson
 from pydantic import BaseModel, Field, StringConstraints, ValidationError
 
 from schemas import codes
+from schemas import rich_output_codes as tool_codes
 from schemas.errors import issues_from_validation_error
 from schemas.issue import Issue, child_path, json_path
 from schemas.issue_sink import capped
@@ -195,7 +196,7 @@ def _file_block(raw: dict[str, Any], base: str) -> tuple[Any, list[Issue]]:
 def _length_mismatch(block: InlineChartBlock, base: str) -> list[Issue]:
     want = len(block.labels)
     return [
-        codes.LENGTH_MISMATCH.issue(
+        tool_codes.LENGTH_MISMATCH.issue(
             child_path(base, "series", j, "values"), values=len(s.values), labels=want
         )
         for j, s in enumerate(block.series)
@@ -214,7 +215,7 @@ def _csv_source_issues(raw: dict[str, Any], base: str, known: list[Issue]) -> li
     path_at = child_path(where, "path")
     usable = isinstance(path, str) and not _has_issue_at(known, path_at)
     if usable and not str(path).lower().endswith(".csv"):
-        issues.append(codes.NOT_CSV_PATH.issue(path_at))
+        issues.append(tool_codes.NOT_CSV_PATH.issue(path_at))
     return issues
 
 
@@ -223,11 +224,11 @@ def _chart_block(raw: dict[str, Any], base: str) -> tuple[Any, list[Issue]]:
     has_inline = any(k in raw for k in _INLINE_KEYS)
     if has_csv and has_inline:
         _, issues = _model_issues(_ChartAnyForm, raw, base)
-        form = codes.AMBIGUOUS_CHART_DATA.issue(base)
+        form = tool_codes.AMBIGUOUS_CHART_DATA.issue(base)
         return None, [form, *issues]
     if not has_csv and not has_inline:
         _, issues = _model_issues(_ChartAnyForm, raw, base)
-        form = codes.MISSING_CHART_DATA.issue(base)
+        form = tool_codes.MISSING_CHART_DATA.issue(base)
         return None, [form, *issues]
     if has_csv:
         model, issues = _model_issues(CsvChartBlock, raw, base)
@@ -260,7 +261,7 @@ def _block(raw: Any, index: int) -> tuple[Any, list[Issue]]:
         return _chart_block(raw, base)
     if kind == "metrics":
         return _metrics_block(raw, base)
-    return None, [codes.UNKNOWN_BLOCK_TYPE.issue(type_at)]
+    return None, [tool_codes.UNKNOWN_BLOCK_TYPE.issue(type_at)]
 
 
 def _size_issues(arguments: dict[str, Any]) -> list[Issue]:
@@ -269,7 +270,7 @@ def _size_issues(arguments: dict[str, Any]) -> list[Issue]:
     except (orjson.JSONEncodeError, TypeError) as exc:
         return wide_number_issues(arguments) or [codes.NOT_JSON.issue("$", "plain", error=exc)]
     if size > MAX_ARGUMENTS_BYTES:
-        return [codes.TOO_LARGE.issue("$", size=size, limit=MAX_ARGUMENTS_BYTES)]
+        return [tool_codes.TOO_LARGE.issue("$", size=size, limit=MAX_ARGUMENTS_BYTES)]
     return []
 
 

@@ -43,7 +43,7 @@ from typing import Any
 
 import orjson
 
-from schemas import codes
+from schemas import rich_output_codes as tool_codes
 from schemas.codes import Code
 from schemas.issue import Issue, child_path, json_path
 from schemas.rich_output import CsvChartBlock, RichOutputArgs
@@ -98,9 +98,9 @@ def resolve_workspace(workspace_dir: Path) -> str:
     try:
         real = os.path.realpath(workspace_dir, strict=True)
     except (OSError, ValueError, RuntimeError) as exc:
-        raise CsvProblem(codes.WORKSPACE_UNAVAILABLE, "csv", reason=reason(exc)) from None
+        raise CsvProblem(tool_codes.WORKSPACE_UNAVAILABLE, "csv", reason=reason(exc)) from None
     if not os.path.isdir(real):
-        raise CsvProblem(codes.WORKSPACE_UNAVAILABLE, "not_folder")
+        raise CsvProblem(tool_codes.WORKSPACE_UNAVAILABLE, "not_folder")
     return real
 
 
@@ -114,17 +114,17 @@ def _problem(refused: FileRefused) -> CsvProblem:
     """The path rule's refusal as this stage's code (each written out: the code scan reads them)."""
     match refused.kind:
         case "not_found":
-            return CsvProblem(codes.CSV_NOT_FOUND)
+            return CsvProblem(tool_codes.CSV_NOT_FOUND)
         case "loop":
-            return CsvProblem(codes.CSV_SYMLINK_LOOP)
+            return CsvProblem(tool_codes.CSV_SYMLINK_LOOP)
         case "outside":
-            return CsvProblem(codes.CSV_OUTSIDE_WORKSPACE)
+            return CsvProblem(tool_codes.CSV_OUTSIDE_WORKSPACE)
         case "not_regular":
-            return CsvProblem(codes.CSV_NOT_REGULAR_FILE)
+            return CsvProblem(tool_codes.CSV_NOT_REGULAR_FILE)
         case "changed":
-            return CsvProblem(codes.CSV_CHANGED_DURING_READ, refused.step)
+            return CsvProblem(tool_codes.CSV_CHANGED_DURING_READ, refused.step)
         case _:  # the refusing step is the code's form; its cause fills it
-            return CsvProblem(codes.CSV_UNREADABLE, refused.step, cause=refused.cause)
+            return CsvProblem(tool_codes.CSV_UNREADABLE, refused.step, cause=refused.cause)
 
 
 def read_csv_bytes(workspace_real: str, rel: str, max_bytes: int) -> bytes:
@@ -145,17 +145,17 @@ def _line_of(data: bytes, offset: int) -> int:
 def decode_csv(data: bytes, max_bytes: int) -> str:
     """UTF-8 text of a CSV file: BOM dropped, NUL and invalid UTF-8 refused with their place."""
     if len(data) > max_bytes:
-        raise CsvProblem(codes.CSV_TOO_LARGE, limit=max_bytes)
+        raise CsvProblem(tool_codes.CSV_TOO_LARGE, limit=max_bytes)
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
     nul = data.find(b"\0")
     if nul >= 0:
-        raise CsvProblem(codes.CSV_NUL_BYTE, offset=nul, line=_line_of(data, nul))
+        raise CsvProblem(tool_codes.CSV_NUL_BYTE, offset=nul, line=_line_of(data, nul))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CsvProblem(
-            codes.CSV_INVALID_UTF8, offset=exc.start, line=_line_of(data, exc.start)
+            tool_codes.CSV_INVALID_UTF8, offset=exc.start, line=_line_of(data, exc.start)
         ) from None
 
 
@@ -170,19 +170,21 @@ def _records(text: str) -> Iterator[tuple[int, list[str]]]:
         except csv.Error as exc:
             line = reader.line_num
             if "field larger than field limit" in str(exc):
-                raise CsvProblem(codes.CSV_FIELD_TOO_LARGE, "reader", line=line) from None
-            raise CsvProblem(codes.CSV_MALFORMED, line=line, error=exc) from None
+                raise CsvProblem(tool_codes.CSV_FIELD_TOO_LARGE, "reader", line=line) from None
+            raise CsvProblem(tool_codes.CSV_MALFORMED, line=line, error=exc) from None
         yield reader.line_num, record or [""]
 
 
 def _check_fields(record: list[str], line: int) -> None:
     if len(record) > MAX_COLUMNS:
         raise CsvProblem(
-            codes.CSV_TOO_MANY_COLUMNS, line=line, fields=len(record), limit=MAX_COLUMNS
+            tool_codes.CSV_TOO_MANY_COLUMNS, line=line, fields=len(record), limit=MAX_COLUMNS
         )
     for col, field in enumerate(record, 1):
         if len(field) > MAX_FIELD_CHARS:
-            raise CsvProblem(codes.CSV_FIELD_TOO_LARGE, line=line, col=col, limit=MAX_FIELD_CHARS)
+            raise CsvProblem(
+                tool_codes.CSV_FIELD_TOO_LARGE, line=line, col=col, limit=MAX_FIELD_CHARS
+            )
 
 
 def _header(record: list[str], line: int) -> tuple[str, ...]:
@@ -191,10 +193,10 @@ def _header(record: list[str], line: int) -> tuple[str, ...]:
     first: dict[str, int] = {}
     for col, name in enumerate(names, 1):
         if not name:
-            raise CsvProblem(codes.CSV_BLANK_HEADER, line=line, col=col)
+            raise CsvProblem(tool_codes.CSV_BLANK_HEADER, line=line, col=col)
         if name in first:
             raise CsvProblem(
-                codes.CSV_DUPLICATE_HEADER, line=line, name=name, first=first[name], col=col
+                tool_codes.CSV_DUPLICATE_HEADER, line=line, name=name, first=first[name], col=col
             )
         first[name] = col
     return names
@@ -205,17 +207,17 @@ def parse_table(text: str) -> Table:
     records = _records(text)
     first = next(records, None)
     if first is None:
-        raise CsvProblem(codes.CSV_EMPTY, limit=MAX_DATA_ROWS)
+        raise CsvProblem(tool_codes.CSV_EMPTY, limit=MAX_DATA_ROWS)
     header = _header(first[1], first[0])
     rows: list[tuple[str, ...]] = []
     lines: list[int] = []
     for line, record in records:
         if len(rows) == MAX_DATA_ROWS:
-            raise CsvProblem(codes.CSV_TOO_MANY_ROWS, limit=MAX_DATA_ROWS, line=line)
+            raise CsvProblem(tool_codes.CSV_TOO_MANY_ROWS, limit=MAX_DATA_ROWS, line=line)
         _check_fields(record, line)
         if len(record) != len(header):
             raise CsvProblem(
-                codes.CSV_RAGGED_ROW,
+                tool_codes.CSV_RAGGED_ROW,
                 row=len(rows) + 1,
                 line=line,
                 fields=len(record),
@@ -224,7 +226,7 @@ def parse_table(text: str) -> Table:
         rows.append(tuple(record))
         lines.append(line)
     if not rows:
-        raise CsvProblem(codes.CSV_NO_ROWS, limit=MAX_DATA_ROWS)
+        raise CsvProblem(tool_codes.CSV_NO_ROWS, limit=MAX_DATA_ROWS)
     return Table(header, tuple(rows), tuple(lines))
 
 
@@ -260,10 +262,10 @@ def _labels(table: Table, col: int) -> list[str]:
     for row, record in enumerate(table.rows):
         label = record[col].strip()
         if not label:
-            raise CsvProblem(codes.CSV_BLANK_LABEL, where=_where(table, row, col))
+            raise CsvProblem(tool_codes.CSV_BLANK_LABEL, where=_where(table, row, col))
         if len(label) > MAX_LABEL_CHARS:
             raise CsvProblem(
-                codes.CSV_LABEL_TOO_LONG,
+                tool_codes.CSV_LABEL_TOO_LONG,
                 where=_where(table, row, col),
                 length=len(label),
                 limit=MAX_LABEL_CHARS,
@@ -278,10 +280,10 @@ def _values(table: Table, col: int) -> list[Cell]:
         try:
             values.append(parse_number(record[col]))
         except OverflowError:
-            raise CsvProblem(codes.CSV_NOT_FINITE, where=_where(table, row, col)) from None
+            raise CsvProblem(tool_codes.CSV_NOT_FINITE, where=_where(table, row, col)) from None
         except ValueError as exc:
             where = _where(table, row, col)
-            raise CsvProblem(codes.CSV_INVALID_NUMBER, where=where, cell=exc) from None
+            raise CsvProblem(tool_codes.CSV_INVALID_NUMBER, where=where, cell=exc) from None
     return values
 
 
@@ -302,7 +304,7 @@ def _columns(table: Table, block: CsvChartBlock, base: str) -> tuple[int, list[i
     x = table.column(block.csv.x_column)
     if x is None:
         issues.append(
-            codes.CSV_UNKNOWN_COLUMN.issue(
+            tool_codes.CSV_UNKNOWN_COLUMN.issue(
                 child_path(base, "csv", "x_column"), column=block.csv.x_column, headers=found
             )
         )
@@ -311,7 +313,7 @@ def _columns(table: Table, block: CsvChartBlock, base: str) -> tuple[int, list[i
         col = table.column(series.column)
         if col is None:
             issues.append(
-                codes.CSV_UNKNOWN_COLUMN.issue(
+                tool_codes.CSV_UNKNOWN_COLUMN.issue(
                     child_path(base, "csv", "series", j, "column"),
                     column=series.column,
                     headers=found,
@@ -397,5 +399,5 @@ def snapshot_of(
     snapshot = {"version": 1, "resolved_charts": resolved}
     size = len(orjson.dumps(snapshot))
     if size > MAX_SNAPSHOT_BYTES:
-        return None, [codes.SNAPSHOT_TOO_LARGE.issue("$", size=size, limit=MAX_SNAPSHOT_BYTES)]
+        return None, [tool_codes.SNAPSHOT_TOO_LARGE.issue("$", size=size, limit=MAX_SNAPSHOT_BYTES)]
     return snapshot, []

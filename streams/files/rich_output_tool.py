@@ -20,11 +20,11 @@ from typing import Any, Literal
 
 import orjson
 
-from schemas.codes import UNKNOWN_TOOL, WORKSPACE_OUTSIDE_ROOT, WORKSPACE_UNAVAILABLE
 from schemas.issue import Issue
 from schemas.paths import check_folder_name
 from schemas.records import ToolCall
 from schemas.rich_output import TOOL_NAME, CsvChartBlock, check_rich_output, error_text
+from schemas.rich_output_codes import UNKNOWN_TOOL, WORKSPACE_OUTSIDE_ROOT, WORKSPACE_UNAVAILABLE
 from streams.files.csv_snapshot import DEFAULT_MAX_CSV_BYTES, snapshot_charts, snapshot_of
 from streams.files.paths import reason
 
