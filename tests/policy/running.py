@@ -23,6 +23,7 @@ from tests.support.kafka import Deployment, collect, metric, wait_ready
 
 # The output topics a turn's outcome can be on, and the audit records (logical names).
 DELIVERY, CORRECTIONS, DLQ = "delivery.im", "corrections", "dlq"
+READY_SECONDS = 300.0
 REPLAY_LINE = re.compile(r"replayed (\d+) input records")
 
 Row = tuple[str, bytes | None, bytes]
@@ -109,7 +110,8 @@ class PolicyDeployment:
 
     def start_ready(self, count: int = 1, **env: str) -> list[subprocess.Popen[bytes]]:
         workers = [self.start(**env) for _ in range(count)]
-        wait_ready(workers)
+        # a liveness bound: a group of new workers on a loaded 2-core machine can take minutes
+        wait_ready(workers, READY_SECONDS)
         return workers
 
     def log(self, worker: subprocess.Popen[bytes]) -> str:
@@ -136,7 +138,7 @@ class PolicyDeployment:
         worker: subprocess.Popen[bytes],
         name: str,
         value: float,
-        seconds: float = 60.0,
+        seconds: float = 180.0,
         **labels: str,
     ) -> None:
         """Until the worker's metric is `value`; fails naming it (a liveness bound, no speed
