@@ -53,6 +53,9 @@ class Code:
     example: str = ""
     template: str = ""
     forms: Mapping[str, str] = field(default_factory=dict)
+    # What the example is rendered from: its placeholders' values, and `form` when it is not
+    # the template (empty: a wording without placeholders, or pydantic's own words).
+    example_context: Mapping[str, object] = field(default_factory=dict)
 
     def message(self, form: str = "", /, **ctx: object) -> str:
         """The template (or the named form) filled with `ctx`: host values, never the input's
@@ -87,14 +90,22 @@ def code(
     where: str | tuple[str, ...],
     meaning: str,
     path: str,
-    example: str,
+    example: str | Mapping[str, object],
     template: str = "",
     **forms: str,
 ) -> Code:
-    """A Code; `example` "" with a template of no placeholders shows the template itself.
+    """A Code whose catalogue example is rendered from its own wording: `example` is the
+    context (`{"limit": 100}`, with `"form"` naming a form other than the template); "" with a
+    template of no placeholders shows the template itself; a string is pydantic's own words,
+    for a code pydantic reports.
 
     `forms` are its other named wordings (`WRONG_TYPE.issue(path, "union")`)."""
     places = (where,) if isinstance(where, str) else where
+    if isinstance(example, Mapping):
+        context = {k: v for k, v in example.items() if k != "form"}
+        wording = forms[str(example["form"])] if "form" in example else template
+        shown = wording.format(**context)
+        return Code(name, places, meaning, path, shown, template, forms, example)
     shown = example or ("" if "{" in template else template)
     return Code(name, places, meaning, path, shown, template, forms)
 
@@ -195,8 +206,7 @@ SHARED_CODES: Final = table(
        "rich-output call's arguments at its path; in a record's envelope the record is an "
        "`invalid_envelope` dead letter.",
        "segments[0].data.id",
-       "has 30 digits, beyond the 64-bit range it could be carried in exactly; send it as "
-       "a string",
+       {"digits": 30},
        "has {digits} digits, beyond the 64-bit range it could be carried in exactly; "
        "send it as a string",
        at="the integer at character {at} has {digits} digits, beyond the 64-bit range it "
@@ -217,8 +227,7 @@ SHARED_CODES: Final = table(
        "index in the string (or the key that holds one). Also in a progress summary's text, "
        "where DEL (U+007F) is refused too.",
        "segments[0].data.text[5]",
-       "contains the control character U+001B; only tab, line feed and carriage return are "
-       "allowed, and no bidirectional override, embedding or isolate",
+       {"code_point": 27},
        "contains the control character U+{code_point:04X}; only tab, line feed and carriage "
        "return are allowed, and no bidirectional override, embedding or isolate"),
     _c("out_of_range", (ANY, RECORD), "A number outside its bounds (e.g. `attempt` is 0 or 1).",
@@ -238,16 +247,15 @@ SHARED_CODES: Final = table(
     TOO_MANY_ERRORS := _c(
        "too_many_errors", ANY,
        "The list of errors was cut: only the first ones are listed, fix them and resend.",
-       "$", "the list of errors was cut after 100; fix these and resend",
+       "$", {"listed": 100},
        "the list of errors was cut after {listed}; fix these and resend"),
     NOT_JSON := _c(
        "not_json", (JSON, RICH, RECORD),
        "Not exactly one JSON value: a Markdown fence, prose around the JSON, two objects, "
        "NaN/Infinity, or bytes that are not UTF-8 JSON.",
        "$",
-       "must be exactly one JSON object and nothing else: no Markdown fence, no text around "
-       "it, no second value (unexpected character, expected a JSON value: line 1 column 1 "
-       "(char 0))",
+       {"form": "not_one", "what": "object",
+        "error": "unexpected character, expected a JSON value: line 1 column 1 (char 0)"},
        "not one UTF-8 JSON value: {error}",
        no_text="there is no reply text; reply with one JSON {what}",
        too_deep="is nested too deeply to be parsed (more than 1024 levels)",
@@ -292,14 +300,14 @@ SHARED_CODES: Final = table(
        progress="a progress summary is output.text"),
     MULTIPLE_JSON_TOOL_CALLS := _c(
        "multiple_json_tool_calls", SELECT, "More than one tool call named `json`.",
-       "output.tool_calls", "2 tool calls are named json; send the reply in exactly one",
+       "output.tool_calls", {"count": 2},
        "{count} tool calls are named json; send the reply in exactly one"),
     INCOMPLETE_STREAM := _c(
        "incomplete_stream", SELECT,
        "A streamed final reply (`output.chunks: N`) whose chunks `0 .. N-1` did not all come "
        "before it; still corrected.",
        "output.chunks",
-       "1 of 3 chunks never came (the first is seq 1); send every chunk before the final reply",
+       {"missing": 1, "count": 3, "first": 1},
        "{missing} of {count} chunks never came (the first is seq {first}); send every "
        "chunk before the final reply"),
     STREAM_TOO_LARGE := _c(
@@ -307,8 +315,7 @@ SHARED_CODES: Final = table(
        "The chunks of a streamed final reply passed `max_record_bytes` (or the chunk count "
        "limit) for their turn and attempt; still corrected.",
        "output.chunks",
-       "the chunks pass the limit of 1048576 bytes (or 10000 chunks) per turn and attempt; "
-       "send a shorter reply",
+       {"limit": 1048576, "chunks": 10000},
        "the chunks pass the limit of {limit} bytes (or {chunks} chunks) per turn and "
        "attempt; send a shorter reply"),
     INVALID_REPLY := _c(
@@ -319,75 +326,75 @@ SHARED_CODES: Final = table(
     *(_c(f"schema.{keyword}", SCHEMA, meaning, path, message, _SCHEMA_TEMPLATES[keyword])
       for keyword, meaning, path, message in (
         ("type", "A value of a JSON type the schema does not allow.", "items[0].title",
-         "has the wrong JSON type; the schema allows string"),
+         {"types": "string"}),
         ("enum", "A value outside the schema's `enum`.", "priority",
-         "is not one of the values the schema lists"),
+         ""),
         ("const", "A value other than the schema's `const`.", "version",
-         "is not the one value the schema allows"),
+         ""),
         ("multipleOf", "A number that is not a multiple of `multipleOf`.", "count",
-         "is not a multiple of 5"),
-        ("maximum", "A number above `maximum`.", "count", "is above the maximum 10"),
+         {"multiple_of": 5}),
+        ("maximum", "A number above `maximum`.", "count", {"limit": 10}),
         ("exclusiveMaximum", "A number not below `exclusiveMaximum`.", "count",
-         "must be below 10"),
-        ("minimum", "A number below `minimum`.", "count", "is below the minimum 0"),
+         {"limit": 10}),
+        ("minimum", "A number below `minimum`.", "count", {"limit": 0}),
         ("exclusiveMinimum", "A number not above `exclusiveMinimum`.", "count",
-         "must be above 0"),
+         {"limit": 0}),
         ("maxLength", "A string longer than `maxLength` (code points).", "title",
-         "is longer than 120 characters"),
+         {"limit": 120}),
         ("minLength", "A string shorter than `minLength` (code points).", "title",
-         "is shorter than 1 characters"),
+         {"limit": 1}),
         ("pattern", "A string that does not match `pattern`.", "id",
-         "does not match the pattern ^T-[0-9]+$"),
+         {"pattern": "^T-[0-9]+$"}),
         ("format", "A string that is not of its `format` (only where the schema asserts "
-         "formats).", "email", "is not a valid email"),
-        ("maxItems", "An array longer than `maxItems`.", "items", "has more than 50 items"),
-        ("minItems", "An array shorter than `minItems`.", "items", "has fewer than 1 items"),
+         "formats).", "email", {"format": "email"}),
+        ("maxItems", "An array longer than `maxItems`.", "items", {"limit": 50}),
+        ("minItems", "An array shorter than `minItems`.", "items", {"limit": 1}),
         ("uniqueItems", "An array with repeated items under `uniqueItems`.", "tags",
-         "has repeated items; they must be unique"),
+         ""),
         ("contains", "An array without an item matching `contains`.", "items",
-         "does not have the items the schema's contains asks for"),
+         ""),
         ("minContains", "Fewer items matching `contains` than `minContains`.", "items",
-         "has too few items matching contains"),
+         ""),
         ("maxContains", "More items matching `contains` than `maxContains`.", "items",
-         "has too many items matching contains"),
+         ""),
         ("maxProperties", "An object with more properties than `maxProperties`.", "meta",
-         "has more than 10 properties"),
+         {"limit": 10}),
         ("minProperties", "An object with fewer properties than `minProperties`.", "meta",
-         "has fewer than 1 properties"),
+         {"limit": 1}),
         ("required", "A property the schema requires is absent; the path names it.",
-         "items[0].title", "is required"),
+         "items[0].title", ""),
         ("dependentRequired", "A property `dependentRequired` asks for is absent; the path "
-         "names it.", "end", "is required when the property it depends on is present"),
+         "names it.", "end", ""),
         ("additionalProperties", "A property that `additionalProperties: false` (or its "
          "schema) refuses; the path names it.", "items[0].colour",
-         "is not a property the schema allows here"),
+         ""),
         ("unevaluatedProperties", "A property no subschema evaluated, under "
          "`unevaluatedProperties`; the path names it.", "colour",
-         "is not a property the schema allows here"),
+         ""),
         ("unevaluatedItems", "An array item no subschema evaluated, under "
-         "`unevaluatedItems`.", "items", "is an item the schema does not allow here"),
+         "`unevaluatedItems`.", "items", ""),
         ("items", "An array item beyond `prefixItems` where `items` is false.", "pair[2]",
-         "is an item the schema does not allow here"),
+         ""),
         ("propertyNames", "A property name that `propertyNames` refuses.", "meta",
-         "has a property name the schema does not allow"),
+         ""),
         ("oneOf", "A value that matches none, or more than one, of the `oneOf` schemas.",
-         "items[1]", "must match exactly one of the schema's oneOf alternatives"),
+         "items[1]", ""),
         ("anyOf", "A value that matches none of the `anyOf` schemas.", "contact",
-         "must match at least one of the schema's anyOf alternatives"),
+         ""),
         ("not", "A value that matches the schema under `not`.", "title",
-         "matches a schema that it must not match"),
+         ""),
         ("false", "A value where the schema is `false` (e.g. `properties: {x: false}`).",
-         "internal", "is not allowed here (the schema is false)"),
+         "internal", ""),
         ("contentEncoding", "A string not in the `contentEncoding` named (where asserted).",
-         "data", "is not in the encoding the schema names"),
+         "data", ""),
         ("contentMediaType", "A string not of the `contentMediaType` named (where asserted).",
-         "data", "is not of the media type the schema names"),
+         "data", ""),
       )),
     CORRECTION_MISMATCH := _c(
        "correction_mismatch", ANY,
        "A correction (`attempt` 1) whose conversation, platform or contract is not the one its "
        "pending turn asked for: the turn ends with the failure notice.",
-       "contract", "the correction is for 'acme.ticket.v2'; the turn asked for 'acme.ticket.v1'",
+       "contract", {"got": "acme.ticket.v2", "asked": "acme.ticket.v1"},
        "the correction is for {got!r}; the turn asked for {asked!r}"),
     # The record around the reply (these end as dead letters, not corrections).
     UNKNOWN_RECORD := _c(
@@ -397,21 +404,21 @@ SHARED_CODES: Final = table(
        "unknown_platform", RECORD,
        "A platform that this deployment does not serve (for an endpoint's re-check: not the "
        "platform its delivery topic is for).",
-       "platform", "'fax' is not configured", "{platform!r} is not configured",
+       "platform", {"platform": "fax"}, "{platform!r} is not configured",
        topic="is not {platform!r}, this topic's platform"),
     UNKNOWN_CONTRACT := _c(
        "unknown_contract", RECORD, "A contract that is not registered.",
-       "contract", "'acme.ticket.v9' is not registered; known: acme.ticket.v1, acme.note.v1",
+       "contract", {"contract": "acme.ticket.v9", "known": "acme.ticket.v1, acme.note.v1"},
        "{contract!r} is not registered; known: {known}",
        unregistered="is not a registered contract"),
     RECORD_TOO_LARGE := _c(
        "record_too_large", RECORD, "A record over `max_record_bytes`.",
-       "$", "2000000 bytes; the limit is 1048576", "{size} bytes; the limit is {limit}"),
+       "$", {"size": 2000000, "limit": 1048576}, "{size} bytes; the limit is {limit}"),
     PROCESSING_ERROR := _c(
        "processing_error", RECORD,
        "The gate itself failed on the record (a bug, or a registered contract that raised); "
        "only the exception's type is said.",
-       "$", "the gate failed: RuntimeError", "the gate failed: {error}"),
+       "$", {"error": "RuntimeError"}, "the gate failed: {error}"),
     TURN_EXPIRED := _c(
        "turn_expired", RECORD,
        "A reply older than the state horizon, for a turn the gate no longer remembers.",
@@ -422,8 +429,7 @@ SHARED_CODES: Final = table(
        "An input record whose Kafka key is not the UTF-8 bytes of its `conversation_id` "
        "(`task_id` for a tool call): no key, a JSON-quoted key or the turn id. It is never "
        "judged, since it may sit on another partition than its turn.",
-       "(key)", "the record key must be the UTF-8 bytes of its conversation_id, exactly (no "
-       "quotes, no prefix); the record has no key",
+       "(key)", {"field": "conversation_id", "got": "no key"},
        "the record key must be the UTF-8 bytes of its {field}, exactly (no quotes, no "
        "prefix); the record has {got}"),
 )

@@ -51,8 +51,8 @@ CODES: Final = table(
     UNKNOWN_SEGMENT_TYPE := code(
        "unknown_segment_type", NAME, "A segment `type` outside the closed list.",
        "segments[1].type",
-       "is not a segment type; use one of text, markdown, mention, image, audio, video, "
-       "file, reply, forward, face, dice, rps, share",
+       {"types": "text, markdown, mention, image, audio, video, file, reply, forward, face, "
+        "dice, rps, share"},
        "is not a segment type; use one of {types}"),
     UNKNOWN_MENTION_TARGET := code(
        "unknown_mention_target", NAME,

@@ -15,7 +15,7 @@ TOOL_CODES: Final[Mapping[str, Code]] = table(
     # kandev.rich_output.v1: the arguments
     TOO_LARGE := _c(
        "too_large", RICH, "The arguments are over 64 KiB as UTF-8 JSON.",
-       "$", "is 70000 bytes as UTF-8 JSON; the limit is 65536",
+       "$", {"size": 70000, "limit": 65536},
        "is {size} bytes as UTF-8 JSON; the limit is {limit}"),
     UNKNOWN_BLOCK_TYPE := _c(
        "unknown_block_type", RICH, "A block `type` other than file, chart or metrics.",
@@ -33,7 +33,7 @@ TOOL_CODES: Final[Mapping[str, Code]] = table(
     LENGTH_MISMATCH := _c(
        "length_mismatch", RICH, "An inline series whose `values` are not as many as `labels`.",
        "blocks[0].series[1].values",
-       "has 3 values but there are 4 labels; give one value per label",
+       {"values": 3, "labels": 4},
        "has {values} values but there are {labels} labels; give one value per label"),
     NOT_CSV_PATH := _c(
        "not_csv_path", RICH, "A chart's csv path that does not end in .csv.",
@@ -79,11 +79,11 @@ TOOL_CODES: Final[Mapping[str, Code]] = table(
     # kandev.rich_output.v1: the tool call and its workspace
     UNKNOWN_TOOL := _c(
        "unknown_tool", RICH, "A ToolCall for a tool this gate does not serve.",
-       "tool", "this gate only serves show_rich_output_kandev",
+       "tool", {"tool": "show_rich_output_kandev"},
        "this gate only serves {tool}"),
     WORKSPACE_UNAVAILABLE := _c(
        "workspace_unavailable", RICH, "The workspace folder cannot be opened.",
-       "workspace", "cannot be opened: [Errno 2] No such file or directory",
+       "workspace", {"reason": "[Errno 2] No such file or directory"},
        "cannot be opened: {reason}",
        csv="the workspace cannot be opened: {reason}",
        not_folder="the workspace is not a folder"),
@@ -110,13 +110,13 @@ TOOL_CODES: Final[Mapping[str, Code]] = table(
        "is not a regular file"),
     CSV_CHANGED_DURING_READ := _c(
        "csv_changed_during_read", RICH, "The file was swapped while it was being opened.",
-       "blocks[0].csv.path", "the file was replaced while opening it",
+       "blocks[0].csv.path", {"form": "replaced"},
        "the file changed",
        symlink="the file became a symlink",
        replaced="the file was replaced while opening it"),
     CSV_UNREADABLE := _c(
        "csv_unreadable", RICH, "The file cannot be opened or read.",
-       "blocks[0].csv.path", "the file cannot be opened: Permission denied",
+       "blocks[0].csv.path", {"form": "open", "cause": "Permission denied"},
        "the file cannot be read",
        resolve="the file cannot be resolved: {cause}",
        examine="the file cannot be examined: {cause}",
@@ -124,81 +124,80 @@ TOOL_CODES: Final[Mapping[str, Code]] = table(
        read="the file cannot be read: {cause}"),
     CSV_TOO_LARGE := _c(
        "csv_too_large", RICH, "The file is over the CSV limit (256 KiB by default).",
-       "blocks[0].csv.path", "is larger than 262144 bytes",
+       "blocks[0].csv.path", {"limit": 262144},
        "is larger than {limit} bytes"),
     CSV_NUL_BYTE := _c(
        "csv_nul_byte", RICH, "A NUL byte in the file.",
-       "blocks[0].csv.path", "has a NUL byte at byte 17 (line 2)",
+       "blocks[0].csv.path", {"offset": 17, "line": 2},
        "has a NUL byte at byte {offset} (line {line})"),
     CSV_INVALID_UTF8 := _c(
        "csv_invalid_utf8", RICH, "The file is not UTF-8 text.",
-       "blocks[0].csv.path", "is not valid UTF-8 at byte 40 (line 3)",
+       "blocks[0].csv.path", {"offset": 40, "line": 3},
        "is not valid UTF-8 at byte {offset} (line {line})"),
     CSV_MALFORMED := _c(
        "csv_malformed", RICH, "CSV syntax the reader cannot follow (e.g. a stray quote).",
-       "blocks[0].csv.path", "line 4: unexpected end of data",
+       "blocks[0].csv.path", {"line": 4, "error": "unexpected end of data"},
        "line {line}: {error}"),
     CSV_FIELD_TOO_LARGE := _c(
        "csv_field_too_large", RICH, "One field longer than the CSV field limit.",
-       "blocks[0].csv.path", "line 2, column 1: a field longer than 131072 characters",
+       "blocks[0].csv.path", {"line": 2, "col": 1, "limit": 131072},
        "line {line}, column {col}: a field longer than {limit} characters",
        reader="line {line}: a field is longer than the csv limit"),
     CSV_TOO_MANY_COLUMNS := _c(
        "csv_too_many_columns", RICH, "A row with more columns than the limit.",
-       "blocks[0].csv.path", "line 1 has 16385 fields; at most 16384",
+       "blocks[0].csv.path", {"line": 1, "fields": 16385, "limit": 16384},
        "line {line} has {fields} fields; at most {limit}"),
     CSV_EMPTY := _c(
        "csv_empty", RICH, "An empty file: no header, no rows.",
-       "blocks[0].csv.path", "is empty: it needs a header row and 1-100 data rows",
+       "blocks[0].csv.path", {"limit": 100},
        "is empty: it needs a header row and 1-{limit} data rows"),
     CSV_BLANK_HEADER := _c(
        "csv_blank_header", RICH, "A header name that is blank after trimming.",
-       "blocks[0].csv.path", "header (line 1) column 3 is blank",
+       "blocks[0].csv.path", {"line": 1, "col": 3},
        "header (line {line}) column {col} is blank"),
     CSV_DUPLICATE_HEADER := _c(
        "csv_duplicate_header", RICH, "The same header name twice.",
-       "blocks[0].csv.path", "header (line 1) names 'month' twice: columns 1 and 4",
+       "blocks[0].csv.path", {"line": 1, "name": "month", "first": 1, "col": 4},
        "header (line {line}) names {name!r} twice: columns {first} and {col}"),
     CSV_NO_ROWS := _c(
        "csv_no_rows", RICH, "A header but no data rows.",
-       "blocks[0].csv.path", "has a header but no data rows (1-100)",
+       "blocks[0].csv.path", {"limit": 100},
        "has a header but no data rows (1-{limit})"),
     CSV_TOO_MANY_ROWS := _c(
        "csv_too_many_rows", RICH, "More than 100 data rows.",
-       "blocks[0].csv.path", "has more than 100 data rows (line 102)",
+       "blocks[0].csv.path", {"limit": 100, "line": 102},
        "has more than {limit} data rows (line {line})"),
     CSV_RAGGED_ROW := _c(
        "csv_ragged_row", RICH, "A row with a different number of fields than the header.",
-       "blocks[0].csv.path", "data row 3 (line 4) has 2 fields; the header has 3",
+       "blocks[0].csv.path", {"row": 3, "line": 4, "fields": 2, "header": 3},
        "data row {row} (line {line}) has {fields} fields; the header has {header}"),
     CSV_UNKNOWN_COLUMN := _c(
        "csv_unknown_column", RICH, "`x_column` or a series `column` that is not a header.",
        "blocks[0].csv.series[0].column",
-       "'revenue' is not a header of the CSV (its headers: 'month;revenue;cost')",
+       {"column": "revenue", "headers": "'month;revenue;cost'"},
        "{column!r} is not a header of the CSV (its headers: {headers})"),
     CSV_BLANK_LABEL := _c(
        "csv_blank_label", RICH, "An x_column cell that is blank after trimming.",
-       "blocks[0].csv.path", "data row 2 (line 3), column 1 ('month'): the label is blank",
+       "blocks[0].csv.path", {"where": "data row 2 (line 3), column 1 ('month')"},
        "{where}: the label is blank"),
     CSV_LABEL_TOO_LONG := _c(
        "csv_label_too_long", RICH, "An x_column cell longer than 120 code points.",
        "blocks[0].csv.path",
-       "data row 2 (line 3), column 1 ('month'): the label has 150 characters; at most 120",
+       {"where": "data row 2 (line 3), column 1 ('month')", "length": 150, "limit": 120},
        "{where}: the label has {length} characters; at most {limit}"),
     CSV_INVALID_NUMBER := _c(
        "csv_invalid_number", RICH, "A series cell that is neither empty nor a number.",
        "blocks[0].csv.path",
-       "data row 2 (line 3), column 2 ('sales'): 'n/a' is not a number (JSON syntax: 12, "
-       "-3.5, 1e6)",
+       {"where": "data row 2 (line 3), column 2 ('sales')", "cell": "'n/a'"},
        "{where}: {cell} is not a number (JSON syntax: 12, -3.5, 1e6)"),
     CSV_NOT_FINITE := _c(
        "csv_not_finite", RICH, "A series cell that is NaN or infinite.",
        "blocks[0].csv.path",
-       "data row 2 (line 3), column 2 ('sales'): is too large to be a finite number",
+       {"where": "data row 2 (line 3), column 2 ('sales')"},
        "{where}: is too large to be a finite number"),
     SNAPSHOT_TOO_LARGE := _c(
        "snapshot_too_large", RICH, "The CSV snapshot is over 64 KiB as JSON.",
-       "$", "the CSV snapshot is 70000 bytes as JSON; the limit is 65536",
+       "$", {"size": 70000, "limit": 65536},
        "the CSV snapshot is {size} bytes as JSON; the limit is {limit}"),
 )
 # fmt: on

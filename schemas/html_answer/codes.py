@@ -42,8 +42,9 @@ CODES: Final = table(
        "An element outside the allowed list, a comment, or an explicit html/head/body/doctype "
        "or frameset/frame.",
        "html/body/script[1]",
-       "<script> is not allowed (allowed: a b br code div em footer h1 h2 h3 h4 h5 h6 i img "
-       "li ol p pre s strong sub sup table tbody td th thead tr u ul)",
+       {"tag": "script",
+        "allowed": "a b br code div em footer h1 h2 h3 h4 h5 h6 i img li ol p pre s strong sub "
+        "sup table tbody td th thead tr u ul"},
        "<{tag}> is not allowed (allowed: {allowed})",
        comment="HTML comments are not allowed",
        node="only elements and text are allowed",
@@ -60,8 +61,7 @@ CODES: Final = table(
        "(cut-off tags, stray end tags, misnested or fostered content, malformed attributes "
        "or character references), so readers in other contexts would build other trees.",
        "html/body",
-       "eof-in-tag at line 1, column 39: the tag is cut off at the end of the answer; "
-       "finish it",
+       {"form": "eof", "error": "eof-in-tag", "where": "line 1, column 39", "what": "tag"},
        "{error} at {where}: the HTML5 parser would repair this; write the markup exactly "
        "as HTML5 allows, without relying on the parser to fix it",
        eof="{error} at {where}: the {what} is cut off at the end of the answer; finish it",
@@ -82,23 +82,22 @@ CODES: Final = table(
        "An element still open at the end of the answer: whatever follows the answer on a "
        "page would end up inside it.",
        "html/body",
-       "<p> is still open at the end of the answer; close it with </p>",
+       {"tag": "p"},
        "<{tag}> is still open at the end of the answer; close it with </{tag}>"),
     DISALLOWED_ATTRIBUTE := code(
        "disallowed_attribute", NAME, "An attribute the element may not have.",
-       "html/body/p[1]@style", "<p> may not have this attribute (allowed: id)",
+       "html/body/p[1]@style", {"tag": "p", "allowed": "id"},
        "<{tag}> may not have this attribute (allowed: {allowed})"),
     DUPLICATE_ATTRIBUTE := code(
        "duplicate_attribute", NAME,
        "The same attribute twice on one tag: consumers disagree about which one counts.",
        "html/body",
-       "<a> at 3:5 has the attribute 'href' twice; consumers disagree about which one "
-       "counts: write it once",
+       {"tag": "a", "where": "3:5", "attribute": "href"},
        "<{tag}> at {where} has the attribute {attribute!r} twice; consumers disagree "
        "about which one counts: write it once"),
     MISSING_ATTRIBUTE := code(
        "missing_attribute", NAME, "A required attribute is absent (e.g. `a` without `href`).",
-       "html/body/p[1]/a[1]@target", 'is required: target="_blank"',
+       "html/body/p[1]/a[1]@target", {"name": "target", "value": "_blank"},
        "is required: {name}=\"{value}\"",
        info_source_id="is required with class=\"info-source\": id=\"URI(;URI)*\"",
        href="is required: an absolute http(s) URL",
@@ -110,7 +109,7 @@ CODES: Final = table(
        "invalid_attribute_value", NAME,
        "An attribute with the wrong value: a class or target not exactly as listed, a bad "
        "image source, a blank alt, an element ID outside [A-Za-z0-9_-].",
-       "html/body/p[1]/a[1]@class", "is 'link'; must be exactly \"http-source\"",
+       "html/body/p[1]/a[1]@class", {"value": "link", "wanted": "http-source"},
        "is {value!r}; must be exactly \"{wanted}\"",
        http_only="{value!r} must be an absolute http(s) URL",
        src="{value!r} must be /document/<uuid>.<ext> (uuid as 8-4-4-4-12 hex; ext png, jpg, "
@@ -130,14 +129,14 @@ CODES: Final = table(
        "invalid_character", NAME,
        "A control character or lone surrogate in the HTML (the parser would drop or change "
        "it, so what is delivered would not be what was checked).",
-       "html/body", "contains the control character U+0007 at 2:14 of the HTML; remove it",
+       "html/body", {"code_point": 7, "where": "2:14"},
        "contains the control character U+{code_point:04X} at {where} of the HTML; remove "
        "it"),
     TOO_COMPLEX := code(
        "too_complex", NAME,
        "Too many elements or attributes, nesting too deep, or markup whose parse would "
        "explode: refused before parsing.",
-       "html/body", "more than 10000 elements",
+       "html/body", {"limit": 10000},
        "more than {limit} elements",
        depth="elements nest deeper than {limit} levels",
        attributes="a <{tag}> tag has more than {limit} attributes (at {where})",
@@ -150,7 +149,7 @@ CODES: Final = table(
        "Markdown in the text (`**bold**`, `__bold__`, `[text](url)`, `![alt](url)`, `# ` "
        "headings, fences): it is not rendered here.",
        "html/body/p[1]/text()[1]",
-       "Markdown is not rendered here: **bold**/__bold__ (use <strong> or <b>)", "",
+       {"form": "bold"}, "",
        bold="Markdown is not rendered here: **bold**/__bold__ (use <strong> or <b>)",
        image="Markdown is not rendered here: ![alt](url) (use <img>)",
        link="Markdown is not rendered here: [text](url) (use <a>)",
@@ -159,7 +158,7 @@ CODES: Final = table(
     INVALID_URI := code(
        "invalid_uri", NAME, "A cited URI that is not one of the canonical forms.",
        "html/body/div[1]@data-source",
-       "'skill://x' is not skill://SkillName/INSTANCE", "",
+       {"form": "skill", "value": "skill://x"}, "",
        bare=_BARE_DOC,
        non_ascii="{value!r} contains the non-ASCII character U+{code_point:04X} at offset "
        "{offset}; URIs must be plain ASCII (lookalike or invisible characters are not "
@@ -182,21 +181,20 @@ CODES: Final = table(
     NON_CANONICAL_URI := code(
        "non_canonical_uri", NAME, "A bare `docid-...` inside an attribute, not a doc:// URI.",
        "html/body/div[1]@data-source",
-       "'docid-113-c0' is a bare doc reference; write it as doc://docid-113-c0", "",
+       {"form": "bare", "value": "docid-113-c0", "hint": "doc://docid-113-c0"}, "",
        bare=_BARE_DOC),
     MISSING_ELEMENT_IDS := code(
        "missing_element_ids", NAME,
        "A cited fragment whose element IDs are known, cited without `?id=`.",
        "html/body/b[1]@id",
-       "doc://docid-17-c2-p3 cites a fragment whose element IDs are known; add ?id= with "
-       "the IDs you used (one of text-21, text-22)",
+       {"uri": "doc://docid-17-c2-p3", "known": "text-21, text-22"},
        "{uri} cites a fragment whose element IDs are known; add ?id= with the IDs you "
        "used (one of {known})"),
     UNKNOWN_ELEMENT_ID := code(
        "unknown_element_id", NAME, "A cited element ID that the fragment does not contain.",
        "html/body/b[1]@id",
-       "doc://docid-17-c2-p3?id=text-99: element ID 'text-99' is not in fragment "
-       "docid-17-c2-p3 (known: text-21, text-22)",
+       {"uri": "doc://docid-17-c2-p3?id=text-99", "element_id": "text-99",
+        "fragment": "docid-17-c2-p3", "known": "text-21, text-22"},
        "{uri}: element ID {element_id!r} is not in fragment {fragment} (known: {known})"),
 )
 # fmt: on

@@ -233,3 +233,17 @@ def test_the_three_vocabularies_share_no_name_with_another_meaning() -> None:
     assert not set(NOTICE_REASONS) & (set(ISSUE_CODES) | set(DEAD_LETTER_REASONS))
     for name in set(DEAD_LETTER_REASONS) & set(ISSUE_CODES):
         assert codes.RECORD in ISSUE_CODES[name].where, name
+
+
+@pytest.mark.parametrize("code", list(ISSUE_CODES.values()), ids=lambda c: c.name)
+def test_every_example_is_rendered_from_its_own_wording(code: Code) -> None:
+    """No example is copied by hand: it is the code's template (or a form) rendered with its
+    example context, the template itself when it has no placeholder, or pydantic's words."""
+    if code.example_context:
+        context = dict(code.example_context)
+        form = str(context.pop("form", ""))
+        assert code.example == code.message(form, **context)
+    elif code.name in PYDANTIC_WORDED and re.match(r"(Input|String) should ", code.example):
+        return
+    else:
+        assert code.example == code.template and not _placeholders(code.template), code.name
