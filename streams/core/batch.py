@@ -419,7 +419,19 @@ class TurnBatch:
         step = on_reply(gate, decision, state, now)
         if turn is not None:
             self._step(source, turn.turn_id, now, step, keep_chunks=bool(assembled))
+            if stored is None and step.outcome in ("progress", "progress_rejected"):
+                self._opened(source, turn.turn_id, now)
         self._emit(source, step, decision)
+
+    def _opened(self, source: Source, turn_id: str, now: datetime) -> None:
+        """Under a bundle, a turn's first record that is progress opens the turn's state with
+        its version, so the turn's outcome is judged under the version its progress was (the
+        settings file keeps no state for progress, as it never did)."""
+        policy, tenant = self._kept()
+        if policy is not None:
+            key = turn_id.encode()
+            state = TurnState("open", source_id(source), iso(now), policy=policy, tenant=tenant)
+            self._overlay[key] = Write(source.partition, key, state)
 
     @staticmethod
     def _decide(

@@ -142,7 +142,7 @@ def test_a_deadline_is_judged_under_its_turns_version(v: Versioned) -> None:
 def test_a_replayed_record_that_wrote_no_state_keeps_its_first_version(v: Versioned) -> None:
     one, two = v.gates(ONE, "one"), v.gates(TWO, "two")
     v.hold(one)
-    record = (v.source("replies_raw", 5), progress(seq=0))
+    record = (v.source("replies_raw", 5), b"not json, a dead letter that writes no turn state")
     first = v.run([record])
     assert versions(first) == [one.version] and v.state() is None
     v.hold(two)  # the crash: the record is read again by a worker under the new version
@@ -150,7 +150,7 @@ def test_a_replayed_record_that_wrote_no_state_keeps_its_first_version(v: Versio
     assert [s.decision.line_json() for s in again.sends] == [
         s.decision.line_json() for s in first.sends
     ]
-    later = v.run([(v.source("replies_raw", 6), progress(seq=1))])
+    later = v.run([(v.source("replies_raw", 6), b"not json either")])
     assert versions(later) == [two.version]
 
 
@@ -269,3 +269,28 @@ def test_a_lost_version_is_looked_for_again_after_a_switch(v: Versioned) -> None
     v.hold(two)
     with pytest.raises(VersionMissing):
         v.policy.judging(one.version)
+
+
+def test_a_turn_whose_progress_came_before_a_switch_ends_under_that_version(
+    v: Versioned,
+) -> None:
+    one, two = v.gates(ONE, "one"), v.gates(TWO, "two")
+    v.hold(one)
+    first = v.run([(v.source("replies_raw", 1), progress(seq=0))])
+    assert versions(first) == [one.version]
+    state = v.state()
+    assert state is not None and (state.status, state.policy) == ("open", one.version)
+    v.hold(two)
+    result = v.run(
+        [(v.source("replies_raw", 2), progress(seq=1)), (v.source("replies_raw", 3), invalid())]
+    )
+    assert versions(result) == [one.version, one.version]
+    again = v.run([(v.source("replies_raw", 1), progress(seq=0))])  # a replay
+    assert [s.decision.line_json() for s in again.sends] == [
+        s.decision.line_json() for s in first.sends
+    ]
+
+
+def test_without_a_bundle_progress_keeps_no_state(v: Versioned) -> None:
+    result = v.run([(v.source("replies_raw", 1), progress(seq=0))])
+    assert result.writes == [] and versions(result) == [None]
