@@ -29,6 +29,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from schemas.registry import builtin_names
 from streams.core.outcomes import OUTCOMES
 from streams.ops.metrics import OTHER, settings_topics
+from streams.policy.metrics import DISAGREEMENT_KINDS
 from tests.support.gates import disk_gate
 from tests.support.kafka import Deployment, collect, free_port, publish
 from tests.support.samples import GITHUB_PAT, im_text, raw_reply
@@ -348,6 +349,8 @@ def test_label_values_are_bounded(scraped: dict[str, Any]) -> None:
         "topic": set(settings_topics(settings)),
         "rule": set(disk_gate(settings).masker.rule_ids),
         "partition": {str(p) for p in range(settings.partitions)},
+        "role": {"active", "shadow"},  # replygate_policy_info: the versions a worker holds
+        "kind": set(DISAGREEMENT_KINDS),
     }
     seen: dict[str, set[str]] = {}
     for family in text_string_to_metric_families(scraped["exposition"]):
