@@ -13,9 +13,10 @@ from typing import Any, Final
 
 import orjson
 
-from schemas.codes import DUPLICATE_KEY, LONE_SURROGATE, MAX_ISSUES, NOT_JSON, TOO_MANY_ERRORS
+from schemas.codes import DUPLICATE_KEY, LONE_SURROGATE, MAX_ISSUES, NOT_JSON
 from schemas.contract import ReplyInput
 from schemas.issue import Issue, child_path, json_path
+from schemas.issue_sink import capped
 from schemas.json_numbers import as_written, loads_wide, wide_integer, wide_number_issues
 
 # A key's path from the value's root: keys and indexes.
@@ -136,10 +137,7 @@ def duplicate_keys(data: bytes | str, value: Any, limit: int = MAX_ISSUES) -> li
 
 def duplicate_key_issues(paths: list[KeyPath], base: str = "$") -> list[Issue]:
     """`duplicate_key` issues for `duplicate_keys`' paths under `base` (bounded)."""
-    issues = [DUPLICATE_KEY.issue(child_path(base, *path)) for path in paths[:MAX_ISSUES]]
-    if len(paths) > MAX_ISSUES:
-        issues.append(TOO_MANY_ERRORS.issue(base, listed=MAX_ISSUES))
-    return issues
+    return capped(DUPLICATE_KEY.issue(child_path(base, *path)) for path in paths)
 
 
 def lone_surrogate_issue(text: str | bytes, error: Exception) -> Issue | None:
@@ -181,10 +179,7 @@ def _wide_numbers(text: str) -> tuple[Issue, ...]:
         value = loads_wide(text.encode("utf-8", "surrogatepass"))
     except ValueError:
         return ()
-    issues = wide_number_issues(value, limit=MAX_ISSUES + 1)
-    if len(issues) > MAX_ISSUES:
-        return (*issues[:MAX_ISSUES], TOO_MANY_ERRORS.issue("$", listed=MAX_ISSUES))
-    return tuple(issues)
+    return tuple(capped(wide_number_issues(value, limit=MAX_ISSUES + 1)))
 
 
 def _infinite_numbers(text: str, error: orjson.JSONDecodeError) -> tuple[Issue, ...]:
