@@ -76,10 +76,10 @@ class Written(Record):
         """pydantic's `model_construct` without its per-field work (about half its cost), for
         models with no defaults, validators or private attributes: every field is required
         (KeyError, TypeError) and kept in the model's order, the order of the bytes sent."""
-        fields = {
-            name: values.pop(name) if name in values else _optional(cls, name)
-            for name in cls.__pydantic_fields__
-        }
+        names = cls.__pydantic_fields__
+        if VERSION_FIELD in names and VERSION_FIELD not in values:
+            values[VERSION_FIELD] = None  # the one field with a default: no policy version
+        fields = {name: values.pop(name) for name in names}
         if values:
             raise TypeError(f"{cls.__name__} has no field {sorted(values)}")
         record = cls.__new__(cls)
@@ -187,13 +187,6 @@ class TurnControl(Record):
     turn_id: TurnId
     conversation_id: Id
     action: Literal["cancel"]
-
-
-def _optional(model: type[Written], name: str) -> Any:
-    """An unset field's default: only `policy_version` has one (every other is required)."""
-    if name != VERSION_FIELD:
-        raise KeyError(name)
-    return None
 
 
 # The additive field of the outcome records: the policy version that judged the record. Left

@@ -3,6 +3,9 @@ one, and the audit record of an outcome. Pure: decisions in, values out.
 
 An audit record says which rules decided, never what was said: error paths are masked with
 the judging scope's masker, messages are left out, a leak rule is named with its span count.
+Built with `model_construct` from values the gate has validated already (ids, platforms and
+contracts from the record's envelope, times in the gate's one spelling, paths and codes cut to
+the model's bounds): an outcome's audit record costs no second validation.
 """
 
 from __future__ import annotations
@@ -72,21 +75,21 @@ def disagreements(active: Decision, shadow: Decision) -> list[DisagreementKind]:
 
 def _codes(decision: Decision, mask: Callable[[str], str]) -> list[AuditCode]:
     return [
-        AuditCode(path=mask(e.path)[:1000], code=e.code[:200])
+        AuditCode.model_construct(path=mask(e.path)[:1000], code=e.code[:200])
         for e in decision.errors[:MAX_ENTRIES]
     ]
 
 
 def _masks(decision: Decision) -> list[AuditMask]:
     counts = sorted(_rules(decision.masked).items())[:MAX_ENTRIES]
-    return [AuditMask(rule=rule, count=count) for rule, count in counts]
+    return [AuditMask.model_construct(rule=rule, count=count) for rule, count in counts]
 
 
 def shadow_judgement(
     version: str, active: Decision, shadow: Decision, mask: Callable[[str], str]
 ) -> ShadowJudgement:
     """The shadow's judgement, to sit beside the active one in the audit record."""
-    return ShadowJudgement(
+    return ShadowJudgement.model_construct(
         policy_version=version,
         verdict=shadow.verdict,
         action=shadow.action,
@@ -119,7 +122,7 @@ def audit_record(
     output = decision.output
     delivery = output if isinstance(output, Delivery) else None
     ids = turn if turn is not None else delivery
-    return AuditRecord(
+    return AuditRecord.model_construct(
         turn_id=None if ids is None else ids.turn_id,
         conversation_id=None if ids is None else ids.conversation_id,
         platform=None if ids is None else ids.platform,
