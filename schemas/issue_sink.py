@@ -27,7 +27,7 @@ class IssueSink:
 
     @property
     def full(self) -> bool:
-        """An issue was left out: nothing more will be listed."""
+        """An issue was left out (here or by a check handed in): a check may stop looking."""
         return self.cut
 
     def add(self, issue: Issue) -> None:

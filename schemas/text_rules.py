@@ -18,8 +18,9 @@ from typing import Any, Final
 
 import orjson
 
-from schemas.codes import CONTROL_CHARACTER, MAX_ISSUES, TOO_MANY_ERRORS
+from schemas.codes import CONTROL_CHARACTER, MAX_ISSUES
 from schemas.issue import Issue, child_path
+from schemas.issue_sink import IssueSink
 from schemas.json_numbers import as_written
 
 __all__ = [
@@ -82,17 +83,16 @@ def escape_controls(text: str) -> str:
 
 def control_character_issues(text: str, base: str, with_delete: bool = False) -> list[Issue]:
     """One `control_character` issue per refused character, at `base[<code point index>]`;
-    at most MAX_ISSUES, then one `too_many_errors`."""
+    at most MAX_ISSUES, then one `too_many_errors` (`IssueSink`)."""
     pattern = _WITH_DELETE if with_delete else _REPLY
     if pattern.search(text) is None:
         return []
-    issues: list[Issue] = []
+    sink = IssueSink()
     for match in pattern.finditer(text):
-        if len(issues) == MAX_ISSUES:
-            issues.append(TOO_MANY_ERRORS.issue(base, listed=MAX_ISSUES))
+        sink.add(_issue(f"{base}[{match.start()}]", match.group()))
+        if sink.full:
             break
-        issues.append(_issue(f"{base}[{match.start()}]", match.group()))
-    return issues
+    return sink.result()
 
 
 def _issue(path: str, char: str) -> Issue:
@@ -135,19 +135,17 @@ def tree_control_issues(
         return []
     if not (_walk_has_control(value) if large else tree_has_control(value)):
         return []
-    issues: list[Issue] = []
+    sink = IssueSink(limit)
     for path, text, is_key in _strings(value, base):
         if _REPLY.search(text) is None:
             continue
         if is_key:
-            found = [_issue(path, _REPLY.search(text).group())]  # type: ignore[union-attr]
+            sink.add(_issue(path, _REPLY.search(text).group()))  # type: ignore[union-attr]
         else:
-            found = control_character_issues(text, path)
-        for issue in found:
-            if issue.code == TOO_MANY_ERRORS.name or len(issues) == limit:
-                return [*issues, TOO_MANY_ERRORS.issue(base, listed=len(issues))]
-            issues.append(issue)
-    return issues
+            sink.extend(control_character_issues(text, path))
+        if sink.full:
+            break
+    return sink.result()
 
 
 # In orjson's output a refused C0 character is `\b`, `\f` or `\u00XX`; C1 and the bidi
