@@ -3,10 +3,12 @@ distinct issues, then one `too_many_errors` at `$` saying how many are listed)."
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import schemas
 from schemas.codes import MAX_ISSUES, TOO_MANY_ERRORS
 from schemas.contract import ReplyInput
 from schemas.html_answer.contract import ASSISTANT_HTML_V1
@@ -55,3 +57,14 @@ def test_a_sink_stops_at_its_limit() -> None:
     sink.extend(Issue(f"p{i}", "invalid_value", "x") for i in range(5))
     assert sink.full
     assert [i.path for i in sink.result()] == ["p0", "p1", "$"]
+
+
+def test_only_the_sink_cuts_a_list() -> None:
+    """No check writes its own `too_many_errors`: each hands its issues to the sink."""
+    root = Path(schemas.__file__).parent
+    cutting = sorted(
+        str(path.relative_to(root))
+        for path in root.rglob("*.py")
+        if "TOO_MANY_ERRORS.issue(" in path.read_text(encoding="utf-8")
+    )
+    assert cutting == ["issue_sink.py"]
