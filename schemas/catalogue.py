@@ -23,6 +23,7 @@ from schemas.codes import (
     SHARED_CODES,
     Code,
     ContractCodes,
+    Reason,
     all_codes,
 )
 from schemas.generated_doc import generated_doc_main
@@ -65,19 +66,21 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _rows(codes: Sequence[Code], with_example: bool) -> list[str]:
-    if with_example:
-        lines = ["| code | also in | meaning | example (`path`: message) |", "|---|---|---|---|"]
-    else:
-        lines = ["| reason | meaning |", "|---|---|"]
+def _rows(codes: Sequence[Code]) -> list[str]:
+    lines = ["| code | also in | meaning | example (`path`: message) |", "|---|---|---|---|"]
     for code in codes:
-        if with_example:
-            also = ", ".join(_place(w) for w in code.where[1:]) or ""
-            example = f"`{code.example_path}`: {code.example}"
-            lines.append(f"| `{code.name}` | {also} | {_cell(code.meaning)} | {_cell(example)} |")
-        else:
-            lines.append(f"| `{code.name}` | {_cell(code.meaning)} |")
+        also = ", ".join(_place(w) for w in code.where[1:]) or ""
+        example = f"`{code.example_path}`: {code.example}"
+        lines.append(f"| `{code.name}` | {also} | {_cell(code.meaning)} | {_cell(example)} |")
     return lines
+
+
+def _reason_rows(reasons: Sequence[Reason]) -> list[str]:
+    return [
+        "| reason | meaning |",
+        "|---|---|",
+        *(f"| `{r.name}` | {_cell(r.meaning)} |" for r in reasons),
+    ]
 
 
 def catalogue(contract_codes: ContractCodes) -> str:
@@ -108,7 +111,7 @@ def catalogue(contract_codes: ContractCodes) -> str:
     ]
     for title, listed in sections:
         if listed:  # a contract whose rules are all shared ones has no section of its own
-            out += ["", f"## {title}", "", *_rows(listed, with_example=True)]
+            out += ["", f"## {title}", "", *_rows(listed)]
     out += [
         "",
         "## Dead-letter reasons",
@@ -116,7 +119,7 @@ def catalogue(contract_codes: ContractCodes) -> str:
         "`DeadLetter.reason` on `replies.dlq`, for records that cannot be processed at all; "
         "`detail` lists the error codes above.",
         "",
-        *_rows(list(DEAD_LETTER_REASONS.values()), with_example=False),
+        *_reason_rows(list(DEAD_LETTER_REASONS.values())),
         "",
         "## Attachment notice reasons",
         "",
@@ -124,7 +127,7 @@ def catalogue(contract_codes: ContractCodes) -> str:
         "attachment was replaced by the configured notice text and the reply was still "
         "delivered; not an error.",
         "",
-        *_rows(list(NOTICE_REASONS.values()), with_example=False),
+        *_reason_rows(list(NOTICE_REASONS.values())),
     ]
     return "\n".join(out) + "\n"
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, TypeVar
 
 from schemas.issue import Issue
 
@@ -29,7 +29,6 @@ JSON: Final = "every JSON contract"
 SCHEMA: Final = "caller-owned contracts"
 SELECT: Final = "reply selection"
 RECORD: Final = "record"
-FILES: Final = "attachments"
 # The rich-output tool: the shared codes it also emits name it; its own codes live with the tool
 # (schemas/rich_output_codes.py), and the catalogue shows the tool's contract name for it.
 RICH: Final = "the rich-output tool"
@@ -75,9 +74,21 @@ class UnknownCode(KeyError):
     """A code that is not in the registry: add it here (and regenerate the catalogue)."""
 
 
-def table(*codes: Code) -> Mapping[str, Code]:
-    """Codes by name; a repeated name is a mistake in this file, caught at import."""
-    table: dict[str, Code] = {}
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why a record became a dead letter or an attachment was replaced: a name and what it
+    means. Not an error code: nobody is told it in a message, so it has no wording."""
+
+    name: str
+    meaning: str
+
+
+_Named = TypeVar("_Named", Code, Reason)
+
+
+def table(*codes: _Named) -> Mapping[str, _Named]:
+    """Codes (or reasons) by name; a repeated name is a mistake, caught at import."""
+    table: dict[str, _Named] = {}
     for code in codes:
         if code.name in table:
             raise ValueError(f"code {code.name!r} is registered twice")
@@ -438,18 +449,16 @@ SHARED_CODES: Final = table(
 # ---- dead-letter reasons (`DeadLetter.reason`) --------------------------------------------
 
 DEAD_LETTER_REASONS: Final = table(
-    _c("not_json", RECORD, "The bytes are not one UTF-8 JSON value.", "", ""),
-    _c("invalid_envelope", RECORD,
-       "JSON, but not a valid RawReply, ToolCall or TurnControl (or an unknown platform).",
-       "", ""),
-    _c("unknown_contract", RECORD, "The reply names a contract that is not registered.", "", ""),
-    _c("record_too_large", RECORD, "The record is over `max_record_bytes`.", "", ""),
-    _c("processing_error", RECORD, "The gate failed on the record; the worker carried on.",
-       "", ""),
-    _c("turn_expired", RECORD, "The reply is older than the state horizon.", "", ""),
-    _c("wrong_key", RECORD,
+    Reason("not_json", "The bytes are not one UTF-8 JSON value."),
+    Reason("invalid_envelope",
+       "JSON, but not a valid RawReply, ToolCall or TurnControl (or an unknown platform)."),
+    Reason("unknown_contract", "The reply names a contract that is not registered."),
+    Reason("record_too_large", "The record is over `max_record_bytes`."),
+    Reason("processing_error", "The gate failed on the record; the worker carried on."),
+    Reason("turn_expired", "The reply is older than the state horizon."),
+    Reason("wrong_key",
        "The record's key is not its `conversation_id` (`task_id` on `toolcalls.raw`) as UTF-8 "
-       "bytes; its turn is not touched.", "", ""),
+       "bytes; its turn is not touched."),
 )
 
 
@@ -459,13 +468,12 @@ DEAD_LETTER_REASONS: Final = table(
 
 # fmt: off
 NOTICE_REASONS: Final = table(
-    _c("attachment_undecodable", FILES, "`base64` media that does not decode strictly.", "", ""),
-    _c("attachment_unreadable", FILES, "A `path` that does not exist or cannot be read.", "", ""),
-    _c("attachment_outside_root", FILES, "A `path` whose real path leaves the media root.", "", ""),
-    _c("attachment_wrong_kind", FILES,
-       "Bytes whose magic number is not of the segment's kind (a text file as an image).",
-       "", ""),
-    _c("attachment_oversized", FILES, "Media over `max_attachment_bytes`.", "", ""),
+    Reason("attachment_undecodable", "`base64` media that does not decode strictly."),
+    Reason("attachment_unreadable", "A `path` that does not exist or cannot be read."),
+    Reason("attachment_outside_root", "A `path` whose real path leaves the media root."),
+    Reason("attachment_wrong_kind",
+       "Bytes whose magic number is not of the segment's kind (a text file as an image)."),
+    Reason("attachment_oversized", "Media over `max_attachment_bytes`."),
 )
 # fmt: on
 
