@@ -205,8 +205,8 @@ def test_every_entry_has_a_meaning_and_an_example_on_one_line() -> None:
     for code in ISSUE_CODES.values():
         assert code.meaning and code.example and code.example_path, code.name
         assert "\n" not in code.meaning + code.example, code.name
-    for code in [*DEAD_LETTER_REASONS.values(), *NOTICE_REASONS.values()]:
-        assert code.meaning, code.name
+    for reason in [*DEAD_LETTER_REASONS.values(), *NOTICE_REASONS.values()]:
+        assert reason.meaning and "\n" not in reason.meaning, reason.name
 
 
 def test_metrics_count_every_registered_code_under_its_own_label() -> None:
