@@ -174,3 +174,24 @@ def test_value_types_load_no_engine() -> None:
 
 def test_the_engine_check_sees_the_masker() -> None:
     assert "streams.core.leak_compile" in _loaded_by(("streams.core.leaks",))
+
+
+@pytest.mark.parametrize(
+    "module", ["schemas/issue.py", "schemas/verdicts.py", "streams/core/mask_hit.py"]
+)
+def test_the_plainest_value_types_import_nothing_of_the_project(module: str) -> None:
+    """`Issue`, `json_path`, the verdicts and `MaskHit`: every other module may import them,
+    so they import none of it (no cycle can pass through them)."""
+    tree = ast.parse((REPO / module).read_text(encoding="utf-8"))
+    imported = {
+        name
+        for node in ast.walk(tree)
+        for name in (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else []
+        )
+    }
+    assert {name for name in imported if name.split(".")[0] in PROJECT} == set()
