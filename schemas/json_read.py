@@ -137,6 +137,8 @@ def duplicate_keys(data: bytes | str, value: Any, limit: int = MAX_ISSUES) -> li
 
 def duplicate_key_issues(paths: list[KeyPath], base: str = "$") -> list[Issue]:
     """`duplicate_key` issues for `duplicate_keys`' paths under `base` (bounded)."""
+    if not paths:  # nearly always: no sink to build
+        return []
     return capped(DUPLICATE_KEY.issue(child_path(base, *path)) for path in paths)
 
 
