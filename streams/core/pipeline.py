@@ -534,9 +534,10 @@ class Gate:
 
         `text` is what the preview shows: the projected reply, the notice or the progress text.
         """
+        shown_turn = self.shown_id(turn.turn_id)
         record = Delivery.model_construct(
-            delivery_id=self.shown_id(delivery_id or turn.turn_id),
-            turn_id=self.shown_id(turn.turn_id),
+            delivery_id=self.shown_id(delivery_id) if delivery_id else shown_turn,
+            turn_id=shown_turn,
             conversation_id=self.shown_id(turn.conversation_id),
             platform=turn.platform,
             contract=turn.contract,
@@ -555,7 +556,7 @@ class Gate:
             kind, "progress"
         )  # type: ignore[assignment]  # the dict's values are Action literals
         return Decision(
-            id=self.shown_id(turn.turn_id),
+            id=shown_turn,
             verdict=verdict,
             action=action,
             output=record,
