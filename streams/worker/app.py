@@ -424,7 +424,7 @@ def add_timers(app: GateApp, worker: Worker, scan_interval_seconds: float) -> No
 
     @app.timer(interval=5.0)
     async def report_lag() -> None:
-        await worker.metrics.report_lag(app)
+        await worker.metrics.report_lag(app, worker.offsets.committed_input)
         await worker.offsets.check_progress()
 
 
