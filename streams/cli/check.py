@@ -215,9 +215,7 @@ def check_one(
     shown = line_no if fallback_id is None else fallback_id
     source = Source(Topology.of(settings).replies.name, 0, line_no - 1)
     if line.size > settings.max_record_bytes:
-        issue = codes.RECORD_TOO_LARGE.issue(
-            "$", size=line.size, limit=settings.max_record_bytes
-        )
+        issue = codes.RECORD_TOO_LARGE.issue("$", size=line.size, limit=settings.max_record_bytes)
         return gate.dead_letter(raw, source, "record_too_large", [issue], shown)
     problem = encoding_problem(raw, line_no)
     if problem is not None:
@@ -372,9 +370,7 @@ def run(args: argparse.Namespace, stdout: IO[bytes]) -> int:
             try:
                 # several files: a record without an id names its file too (`b.jsonl:3`)
                 shown_name = name if len(names) > 1 else None
-                _check_all(
-                    session, lines(stream, keep), stdout, name, tally, args.now, shown_name
-                )
+                _check_all(session, lines(stream, keep), stdout, name, tally, args.now, shown_name)
             finally:
                 if name != "-":
                     stream.close()

@@ -53,12 +53,12 @@ COMMAND = Command(
     ),
     help=help_text(
         "  none. Load it once per shell, or save it where your shell looks:\n"
-        "    bash: eval \"$(replygate completion bash)\"   (or save it in\n"
+        '    bash: eval "$(replygate completion bash)"   (or save it in\n'
         "          ~/.local/share/bash-completion/completions/replygate)\n"
         "    zsh:  replygate completion zsh > ~/.zfunc/_replygate  (with ~/.zfunc in fpath,\n"
         "          before compinit)",
         "  0  the script was printed\n  2  an unknown shell",
-        "eval \"$(replygate completion bash)\"",
+        'eval "$(replygate completion bash)"',
     ),
     arguments=arguments,
     run=run,

@@ -157,8 +157,7 @@ def test_a_config_file_typo_gets_the_closest_setting(tmp_path: Path) -> None:
     done = replygate("check", "--config", str(config), "-", stdin=REPLY)
     assert done.returncode == 2
     assert done.stderr.decode() == (
-        "replygate check: error: settings: partitons names no setting "
-        "(did you mean partitions?)\n"
+        "replygate check: error: settings: partitons names no setting (did you mean partitions?)\n"
     )
 
 

@@ -48,8 +48,7 @@ def test_a_closed_stdout_is_one_line_and_exit_1(command: list[str]) -> None:
     )
     assert done.returncode == 1
     assert done.stderr.decode() == (
-        f"replygate {command[0]}: error: standard output is closed: send it to /dev/null "
-        "instead\n"
+        f"replygate {command[0]}: error: standard output is closed: send it to /dev/null instead\n"
     )
 
 

@@ -44,9 +44,7 @@ def test_the_agent_client_runs_beside_the_metrics_service(
 
     async def send() -> None:
         async with AgentClient() as agent:  # settings from the environment, as in a pod
-            await agent.reply(
-                "t-1", "c-1", text="hello", platform="im", contract="text.plain.v1"
-            )
+            await agent.reply("t-1", "c-1", text="hello", platform="im", contract="text.plain.v1")
 
     asyncio.run(send())
     topic = deployment.topic("replies.raw")

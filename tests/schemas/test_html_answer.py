@@ -1104,9 +1104,7 @@ def test_scan_lists_duplicates_in_source_order() -> None:
 def test_control_and_bidi_characters_in_text_and_attributes(html: str, path: str) -> None:
     found = html_issues(html)
     assert (path, "control_character") in found
-    assert [code for _path, code in found if code != "invalid_character"] == [
-        "control_character"
-    ]
+    assert [code for _path, code in found if code != "invalid_character"] == ["control_character"]
 
 
 def test_the_marks_a_right_to_left_language_needs_stay_valid() -> None:
