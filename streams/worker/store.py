@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Iterator, Sequence, Set
+from collections.abc import Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,14 +38,22 @@ class _Event:
     message: _Message
 
 
-def _event(write: Write, meta: Any) -> _Event:
-    value = write.value
-    message = _Message(meta.topic_partition, write.partition, meta.offset, write.key, value)
-    return _Event(write.key, value, message)
-
-
 def _same(value: Any) -> Any:
     return value
+
+
+# A changelog record as the store takes it: topic-partition, partition, offset, key, value.
+ChangelogRecord = tuple[Any, int, int, bytes, bytes | None]
+
+
+def apply_changelog(store: Any, records: Iterable[ChangelogRecord]) -> None:
+    """Changelog records into a Faust store through its own `apply_changelog_batch`, the path
+    recovery takes: keys and values stay bytes."""
+    events = [
+        _Event(key, value, _Message(tp, partition, offset, key, value))
+        for tp, partition, offset, key, value in records
+    ]
+    store.apply_changelog_batch(events, to_key=_same, to_value=_same)
 
 
 class TurnStore:
@@ -67,8 +75,11 @@ class TurnStore:
 
     def apply(self, writes: Sequence[Write], offsets: Sequence[Any]) -> None:
         """Apply acknowledged changelog records (`offsets`: their RecordMetadata, in order)."""
-        events = [_event(w, meta) for w, meta in zip(writes, offsets, strict=True)]
-        self.table.data.apply_changelog_batch(events, to_key=_same, to_value=_same)
+        acknowledged = zip(writes, offsets, strict=True)
+        apply_changelog(
+            self.table.data,
+            ((m.topic_partition, w.partition, m.offset, w.key, w.value) for w, m in acknowledged),
+        )
         read_own_writes(self.table.app.tables.recovery, offsets)
 
     def items(self, only: Set[int] | None = None) -> Iterator[tuple[int, bytes, bytes]]:

@@ -18,13 +18,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from streams.broker.options import aiokafka_options
 from streams.ops import failpoints
 from streams.settings import KafkaSettings
+from streams.worker.store import apply_changelog
 
 log = logging.getLogger("replygate.worker")
 
@@ -46,28 +46,6 @@ class Warmed:
     records: int
     passes: int
     seconds: float
-
-
-@dataclass(frozen=True, slots=True)
-class _Message:
-    tp: Any
-    partition: int
-    offset: int
-    key: bytes
-    value: bytes | None
-
-
-@dataclass(frozen=True, slots=True)
-class _Event:
-    message: _Message
-
-
-def _same(value: Any) -> Any:
-    return value
-
-
-def _events(tp: Any, messages: Sequence[Any]) -> list[_Event]:
-    return [_Event(_Message(tp, m.partition, m.offset, m.key, m.value)) for m in messages]
 
 
 def keeps_state(store: Any) -> bool:
@@ -142,7 +120,7 @@ async def _one_pass(consumer: Any, store: Any, tps: list[Any], deadline: float) 
         for tp, messages in fetched.items():
             kept = [m for m in messages if m.offset < todo.get(tp, 0)]
             if kept:
-                store.apply_changelog_batch(_events(tp, kept), to_key=_same, to_value=_same)
+                apply_changelog(store, ((tp, m.partition, m.offset, m.key, m.value) for m in kept))
                 read += len(kept)
                 failpoints.hit("warmup_step")
         for tp in list(todo):
