@@ -264,6 +264,20 @@ class Seen:
         return min(stamps), max(stamps)
 
 
+def from_start(*topics: str, servers: str, fetch_max_wait_ms: int = 100) -> AIOKafkaConsumer:
+    """A consumer that reads `topics` from their start in no group: how a bench watches what
+    the workers wrote."""
+    return AIOKafkaConsumer(
+        *topics,
+        bootstrap_servers=servers,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        group_id=None,
+        metadata_max_age_ms=1000,
+        fetch_max_wait_ms=fetch_max_wait_ms,
+    )
+
+
 async def watch(
     servers: str,
     topics: Sequence[str],
@@ -274,15 +288,7 @@ async def watch(
 ) -> Seen:
     """Read `topics` from the start until `expected` records are seen, the timeout passes, or
     `alive()` says the process under test has exited."""
-    consumer = AIOKafkaConsumer(
-        *topics,
-        bootstrap_servers=servers,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        group_id=None,
-        metadata_max_age_ms=1000,
-        fetch_max_wait_ms=100,
-    )
+    consumer = from_start(*topics, servers=servers)
     await consumer.start()
     seen = Seen()
     deadline = time.monotonic() + timeout

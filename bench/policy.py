@@ -36,7 +36,7 @@ from aiokafka import AIOKafkaConsumer
 from replygate_dev.demo import free_port
 
 from bench.common import fmt, median, ratio, say
-from bench.kafka import Deployment, Worker, wait_ready
+from bench.kafka import Deployment, Worker, from_start, wait_ready
 from bench.rebalance import Traffic
 from bench.workload import Workload, write_workspace
 from streams.core.decision import Source
@@ -121,14 +121,8 @@ class VersionWatch(Traffic):
     first_seen: dict[tuple[int, str], float] = field(default_factory=dict)
 
     async def _watch(self) -> None:
-        consumer = AIOKafkaConsumer(
-            self.dep.topic("delivery.im"),
-            bootstrap_servers=self.dep.servers,
-            auto_offset_reset="earliest",
-            enable_auto_commit=False,
-            group_id=None,
-            metadata_max_age_ms=1000,
-            fetch_max_wait_ms=50,
+        consumer = from_start(
+            self.dep.topic("delivery.im"), servers=self.dep.servers, fetch_max_wait_ms=50
         )
         await consumer.start()
         try:

@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 from replygate_dev.demo import free_port
 
 from bench.common import fmt, median, ratio, say
-from bench.kafka import Deployment, Worker, wait_ready
+from bench.kafka import Deployment, Worker, from_start, wait_ready
 from bench.recovery import im_reply
 
 PARTITIONS = 4
@@ -100,15 +100,7 @@ class Traffic:
             await producer.stop()
 
     async def _watch(self) -> None:
-        consumer = AIOKafkaConsumer(
-            self.dep.topic("delivery.im"),
-            bootstrap_servers=self.dep.servers,
-            auto_offset_reset="earliest",
-            enable_auto_commit=False,
-            group_id=None,
-            metadata_max_age_ms=1000,
-            fetch_max_wait_ms=100,
-        )
+        consumer = from_start(self.dep.topic("delivery.im"), servers=self.dep.servers)
         await consumer.start()
         try:
             while not self.stop.is_set():

@@ -29,11 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
-from aiokafka import AIOKafkaConsumer
 from replygate_dev.demo import free_port
 
 from bench.common import fmt, ratio, say
-from bench.kafka import Deployment, Worker, wait_ready
+from bench.kafka import Deployment, Worker, from_start, wait_ready
 from bench.rebalance import HORIZON_ENV, PARTITIONS, READY_BOUND, Traffic, session_timeout
 
 RATE = float(os.environ.get("BENCH_SOAK_RATE", "400"))
@@ -73,14 +72,7 @@ class Tally:
 async def read_outcomes(dep: Deployment, sent: set[int], bound: float) -> Tally:
     """Read the delivery topic from its start until every reply in `sent` has an outcome and the
     topic's end (as it was then) is reached, or `bound` seconds pass."""
-    consumer = AIOKafkaConsumer(
-        dep.topic("delivery.im"),
-        bootstrap_servers=dep.servers,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        group_id=None,
-        fetch_max_wait_ms=100,
-    )
+    consumer = from_start(dep.topic("delivery.im"), servers=dep.servers)
     await consumer.start()
     tally = Tally()
     deadline = time.monotonic() + bound
