@@ -30,12 +30,13 @@ from tests.k8s.kube import REPO, kubectl, scale, wait_for, wait_ready
 from tests.k8s.traffic import Producer, group_lag
 
 PARTITIONS = 4  # REPLYGATE_PARTITIONS of the local overlay
-# Turns of PARTS segments each, offered at RATE a second until the HPA scales out: one worker
-# (CPU limit 1 core) checks 680-880 such turns a second on the 2-core test machine when it has
-# the core to itself (docs/scaling.md), so a backlog builds. Many short segments make a turn
-# more work for the worker, not much more for the producer or the broker (5.4 KB a turn).
+# Turns of PARTS segments each, offered at RATE a second until the HPA scales out: twice the
+# work a turn that one worker (CPU limit 1 core) checked 680-880 of a second on the 2-core test
+# machine (docs/scaling.md), so a backlog builds with room to spare where the gate is faster
+# (at 100 segments a faster gate once kept up within 4 s of the rate). Many short segments make
+# a turn more work for the worker, not much more for the producer or the broker (~11 KB).
 RATE = 1500.0
-PARTS = 100
+PARTS = 200
 # A backlog, not only a busy pod: more turns wait than 5 s of the rate reached (a worker that
 # keeps up leaves about one commit interval, 2.8 s, uncommitted).
 BACKLOG_SECONDS = 5.0
