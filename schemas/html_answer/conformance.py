@@ -31,7 +31,7 @@ from html5lib.constants import tableInsertModeElements, tokenTypes
 from html5lib.treebuilders import getTreeBuilder
 
 from schemas.html_answer.charrefs import CUT_REFERENCE, TRAILING_REFERENCE_RE, reference_errors
-from schemas.html_answer.rules import MAX_DEPTH
+from schemas.html_answer.rules import ASCII_STREAM_OK, MAX_DEPTH
 from schemas.text_rules import within_ascii
 
 _WS: Final = r"[\t\n\f\r ]"
@@ -60,8 +60,6 @@ _BMP_STREAM_ERROR_RE = re.compile(
     "[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff]"
 )
 _ASTRAL_RE = re.compile("[\U00010000-\U0010ffff]")
-# The ASCII the input stream takes without an error: printable, tab, LF, FF and CR.
-_ASCII_STREAM: Final = bytes(range(0x20, 0x7F)) + b"\t\n\x0c\r"
 _NONCHARACTER_RE = re.compile(
     "[\ufdd0-\ufdef\ufffe\uffff"
     + "".join(f"{chr(plane << 16 | 0xFFFE)}{chr(plane << 16 | 0xFFFF)}" for plane in range(1, 17))
@@ -210,7 +208,7 @@ def strictly_clean(payload: str) -> bool:
     with no parse error and nothing open at the end (see the module docstring); False means
     "not vouched for", not "invalid". One `findall` reads every token: this runs on every
     answer, and per-token match objects cost more than the checks themselves."""
-    if (not within_ascii(payload, _ASCII_STREAM) and _BMP_STREAM_ERROR_RE.search(payload)) or (
+    if (not within_ascii(payload, ASCII_STREAM_OK) and _BMP_STREAM_ERROR_RE.search(payload)) or (
         "&" in payload and TRAILING_REFERENCE_RE.search(payload)
     ):
         return False

@@ -30,7 +30,14 @@ from schemas.html_answer.codes import (
     uri_issue,
 )
 from schemas.html_answer.conformance import FOSTERED, check_conformance
-from schemas.html_answer.rules import BODY, MAX_DEPTH, MAX_TEXT_CHARS, NAME, RAG_KEY
+from schemas.html_answer.rules import (
+    ASCII_STREAM_OK,
+    BODY,
+    MAX_DEPTH,
+    MAX_TEXT_CHARS,
+    NAME,
+    RAG_KEY,
+)
 from schemas.html_answer.scan import EXPLICIT, line_col, scan_source
 from schemas.html_answer.state import Walk
 from schemas.html_answer.transport import split_fence
@@ -43,8 +50,6 @@ from schemas.text_rules import within_ascii
 from schemas.uris import UriError, parse_uri
 
 _BAD_CHAR_RE = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
-# ASCII without a character `_BAD_CHAR_RE` finds: printable, tab, LF, FF and CR.
-_ASCII_FINE: Final = bytes(range(0x20, 0x7F)) + b"\t\n\x0c\r"
 
 
 _EXPLICIT_FORMS: Final = {
@@ -100,7 +105,7 @@ def _check_conformance(payload: str, walk: Walk) -> None:
 
 def _check_characters(payload: str, walk: Walk) -> bool:
     """Flag control characters and lone surrogates; False if the payload cannot be parsed."""
-    if within_ascii(payload, _ASCII_FINE):
+    if within_ascii(payload, ASCII_STREAM_OK):
         return True
     match = _BAD_CHAR_RE.search(payload)
     if match is None:

@@ -14,6 +14,9 @@ MAX_DEPTH: Final = 256
 MAX_START_TAGS: Final = 10_000
 MAX_END_TAGS: Final = 10_000
 MAX_ATTRIBUTES_PER_TAG: Final = 32
+# The ASCII the HTML input stream takes without a parse error: printable, tab, LF, FF and CR
+# (for `text_rules.within_ascii`, which clears such an answer without a regex search).
+ASCII_STREAM_OK: Final = bytes(range(0x20, 0x7F)) + b"\t\n\x0c\r"
 MAX_RECONSTRUCTION: Final = 100_000
 RAG_KEY: Final = "optional_rag_fragment_used"
 BODY: Final = "html/body"

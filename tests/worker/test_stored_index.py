@@ -67,14 +67,18 @@ def test_without_a_known_assignment_everything_stored_is_read() -> None:
     assert set(index.refresh().pending) == {b"p-3"} and store.read == [None]
 
 
+def _five_pending_on_partition_1() -> tuple[CountingStore, StoredIndex]:
+    store = CountingStore()
+    for i in range(5):
+        store.put(1, f"p-{i}".encode(), _pending(f"p-{i}", 1))
+    return store, StoredIndex(TurnIndex(timedelta(days=7)), store)
+
+
 def test_a_new_partition_is_read_behind_the_batches_and_read_again_if_interrupted(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(store_module, "LOAD_STEP", 2)
-    store = CountingStore()
-    for i in range(5):
-        store.put(1, f"p-{i}".encode(), _pending(f"p-{i}", 1))
-    index = StoredIndex(TurnIndex(timedelta(days=7)), store)
+    store, index = _five_pending_on_partition_1()
     index.stale({1})
     assert len(index.refresh().pending) == 2 and index.loading == {1}
     index.stale({0, 1})  # a rebalance mid-load: partition 1 is read again from its start
@@ -90,10 +94,7 @@ def test_a_step_stops_once_its_time_is_spent(monkeypatch: pytest.MonkeyPatch) ->
     waits for LOAD_STEP turns read at once."""
     monkeypatch.setattr(store_module, "LOAD_CHUNK", 2)
     monkeypatch.setattr(store_module, "LOAD_SECONDS", 0.0)
-    store = CountingStore()
-    for i in range(5):
-        store.put(1, f"p-{i}".encode(), _pending(f"p-{i}", 1))
-    index = StoredIndex(TurnIndex(timedelta(days=7)), store)
+    _, index = _five_pending_on_partition_1()
     index.stale({1})
     assert len(index.refresh().pending) == 2 and index.loading == {1}
     assert len(index.refresh().pending) == 4 and index.loading == {1}
