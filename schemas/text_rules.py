@@ -161,15 +161,15 @@ _IN_JSON: Final = re.compile(
 # as an escape: `\b`, `\f`, or `\u` with a C0, C1 or bidi code point. A match may be a false
 # alarm (`\\b`, `\u0041`): the value decides.
 _ESCAPED_IN_TEXT: Final = re.compile("\\\\(?:[bf]|u(?:00[0189]|20[26]))")
-_MAYBE_IN_TEXT: Final = re.compile(f"[{_REPLY_CLASS}]|{_ESCAPED_IN_TEXT.pattern}")
 
 
 def _may_write_control(text: str) -> bool:
     """Whether the JSON text may give a string a refused character. In ASCII JSON only an
-    escape can: a search for the backslash, not a class test of every character."""
-    if text.isascii():
-        return "\\" in text and _ESCAPED_IN_TEXT.search(text) is not None
-    return _MAYBE_IN_TEXT.search(text) is not None
+    escape can: a search for the backslash, not a class test of every character. Other text
+    is searched twice, for the class and for the escapes: one pattern with both as
+    alternatives tries each at every position (~2.5x slower for 400 characters)."""
+    escaped = "\\" in text and _ESCAPED_IN_TEXT.search(text) is not None
+    return escaped or (not text.isascii() and _REPLY.search(text) is not None)
 
 
 def tree_has_control(value: Any) -> bool:
