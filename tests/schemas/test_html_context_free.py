@@ -127,6 +127,9 @@ def page(*answers: str) -> str:
     return f"<!DOCTYPE html><html><head><title>t</title></head><body>{body}</body></html>"
 
 
+_PRE_THEN_LINE_BREAK = re.compile(r"(<pre\b[^>]*>)(?=\n)")
+
+
 def check_context_free(html: str, before: str, after: str) -> None:
     tree = fragment_tree(html)
     assert_allow_listed(tree)
@@ -136,6 +139,11 @@ def check_context_free(html: str, before: str, after: str) -> None:
     expected = concatenated(fragment_tree(before), newline, tree, newline, fragment_tree(after))
     assert document_body(page(before, html, after)) == expected
     serialized = LexborHTMLParser(html, is_fragment=True, fragment_tag="body").html or ""
+    # The HTML serializer's one lossy step: a `pre` whose text starts with a line break is
+    # written without the extra one the parser drops again (`<pre>\n\n</pre>` reads as one
+    # line break, written back as `<pre>\n</pre>`, re-read as none). Whitespace only; the
+    # serialized form is read here as a serializer that keeps it would write it.
+    serialized = _PRE_THEN_LINE_BREAK.sub("\\1\n", serialized)
     assert fragment_tree(serialized) == tree, "serialize + re-read changed the tree"
     assert html5lib_tree(serialized) == tree
 
