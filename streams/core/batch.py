@@ -402,7 +402,6 @@ class TurnBatch:
         if shadow is not None and decision.chunk is None:
             judged = self._decide(shadow[1], raw, decoded, source, now, view)
             self._shadow = shadow[0], judged
-        assembled = view.assembled
         if decision.chunk is not None:
             self._chunk(source, raw, now, decision, decision.chunk, gate)
             return
@@ -418,10 +417,16 @@ class TurnBatch:
             return
         step = on_reply(gate, decision, state, now)
         if turn is not None:
-            self._step(source, turn.turn_id, now, step, keep_chunks=bool(assembled))
+            self._step(source, turn.turn_id, now, step, keep_chunks=self._assembled(decision))
             if stored is None and step.outcome in ("progress", "progress_rejected"):
                 self._opened(source, turn.turn_id, now)
         self._emit(source, step, decision)
+
+    def _assembled(self, decision: Decision) -> bool:
+        """Whether the reply was assembled from its turn's held chunks, as the gate or the
+        shadow judged it: the state keeps them for either's replay."""
+        shadow = self._shadow
+        return decision.assembled or (shadow is not None and shadow[1].assembled)
 
     def _opened(self, source: Source, turn_id: str, now: datetime) -> None:
         """Under a bundle, a turn's first record that is progress opens the turn's state with
@@ -572,11 +577,13 @@ def _turn_of(state: TurnState | None) -> Turn | None:
 
 
 class _BatchView:
-    """What one reply's turn holds in this batch: the stored state plus the batch's own writes."""
+    """What one reply's turn holds in this batch: the stored state plus the batch's own writes
+    (read only: whether the reply was assembled from chunks is the decision's `assembled`)."""
+
+    __slots__ = ("batch", "source")
 
     def __init__(self, batch: TurnBatch, source: Source) -> None:
         self.batch, self.source = batch, source
-        self.assembled = False  # whether the reply was made of chunks
 
     def kept_context(self, turn_id: str) -> Context | None:
         state = self.batch.seen(self.source, turn_id)
@@ -584,7 +591,6 @@ class _BatchView:
         return waiting.stored_context() if waiting is not None else None
 
     def held_chunks(self, turn_id: str, attempt: int) -> ChunkBuffer | None:
-        self.assembled = True
         state = self.batch.seen(self.source, turn_id)
         stream = state.stream if state is not None else None
         return stream if stream is not None and stream.attempt == attempt else None

@@ -123,6 +123,9 @@ class Decision:
     pending: PendingTurn | None = None
     # A chunk of a streamed final reply: held by the turn's state, nothing to send.
     chunk: RawChunk | None = None
+    # A final reply assembled from its turn's held chunks: the turn's state keeps them, so a
+    # replay of the reply is assembled again from the same chunks.
+    assembled: bool = False
 
     def line_json(self) -> bytes:
         """The `replygate check` output line; `output` is the very JSON the worker would send,

@@ -225,13 +225,15 @@ class Gate:
         if context is None and reply.attempt == 1:
             context = turns.kept_context(reply.turn_id)
         stream_issues: list[Issue] = []
-        if reply.output.chunks is not None:
+        streamed = reply.output.chunks is not None
+        if streamed:
             held = turns.held_chunks(reply.turn_id, reply.attempt)
             output, stream_issues = assemble(reply.output, held, chunk_limit(self.settings))
             reply = reply.model_copy(update={"output": output})
-        return self.judge_reply(
+        decision = self.judge_reply(
             reply, contract, source.timestamp or now, context, stream_issues, turns, key_issues
         )
+        return replace(decision, assembled=True) if streamed else decision
 
     def decide_tool_call(
         self, raw: bytes, source: Source, fallback_id: int | None = None

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streams.cli.check_session import CheckSession
+from streams.core.batch import _BatchView
 from streams.core.chunks import MAX_STREAM_CHUNKS, ChunkBuffer, add_chunk, chunk_cost
 from streams.core.pipeline import Gate
 from streams.core.state import TurnState
@@ -408,3 +409,29 @@ def test_check_keeps_a_bounded_number_of_streams(gate: Gate) -> None:
     first, last = lines(session, [final(1, turn_id="t-0"), final(1, turn_id=last_id)])
     assert [e["code"] for e in first["errors"]] == ["incomplete_stream"]
     assert last["action"] == "deliver"
+
+
+def test_the_decision_says_whether_the_reply_was_assembled_from_held_chunks(gate: Gate) -> None:
+    """The worker keeps a finished turn's chunks by what the decision says (`assembled`), not by
+    what the gate asked its read-only TurnView."""
+    session = CheckSession(gate)
+    session.line(encode(chunk(0, REPLY_TEXT)), 1, NOW)
+    held = session.line(encode(final(1)), 2, NOW)
+    assert held.action == "deliver" and held.assembled
+    missing = session.line(encode(final(1, turn_id="t-9")), 3, NOW)
+    assert missing.action == "request_correction" and missing.assembled  # incomplete, still
+    assert not session.line(encode(raw_reply()), 4, NOW).assembled
+    assert not session.line(encode(chunk(0, "x")), 5, NOW).assembled
+
+
+def test_the_batch_turn_view_is_read_only(h: Harness) -> None:
+    """Reading what a reply's turn holds changes nothing: the gate's TurnView is a read."""
+    h.run(streamed(h, [chunk(0, REPLY_TEXT)]))
+    view = _BatchView(h.batch, h.source("replies_raw", 2))
+    names = [name for name in dir(view) if not name.startswith("__")]
+    before = {name: getattr(view, name) for name in names}
+    assert view.held_chunks("t-42", 0) is not None
+    assert view.kept_context("t-42") is None and view.asked_at("t-42") == h.batch.wall
+    assert {name: getattr(view, name) for name in names} == before
+    with pytest.raises(AttributeError):
+        view.assembled = True  # type: ignore[attr-defined]
