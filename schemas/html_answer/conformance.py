@@ -31,7 +31,15 @@ from html5lib.constants import tableInsertModeElements, tokenTypes
 from html5lib.treebuilders import getTreeBuilder
 
 from schemas.html_answer.charrefs import CUT_REFERENCE, TRAILING_REFERENCE_RE, reference_errors
-from schemas.html_answer.rules import ASCII_STREAM_OK, MAX_DEPTH
+from schemas.html_answer.rules import (
+    ASCII_STREAM_OK,
+    MAX_ATTRIBUTES_PER_TAG,
+    MAX_DEPTH,
+    MAX_END_TAGS,
+    MAX_RECONSTRUCTION,
+    MAX_START_TAGS,
+)
+from schemas.html_answer.scan import FORMATTING, Scan
 from schemas.text_rules import within_ascii
 
 _WS: Final = r"[\t\n\f\r ]"
@@ -196,18 +204,25 @@ def _position(text: str, offset: int) -> tuple[int, int]:
 
 
 def _attributes_clean(written: str) -> bool:
-    """No reference error in an attribute value (an attribute given twice is the scan's)."""
-    return not any(
+    """No attribute given twice, no more than the scan allows, no reference error in a value."""
+    pairs = _ATTR_RE.findall(written)
+    if len(pairs) > 1 and (
+        len(pairs) > MAX_ATTRIBUTES_PER_TAG or len({name.lower() for name, _ in pairs}) < len(pairs)
+    ):
+        return False
+    return "&" not in written or not any(
         "&" in value and next(reference_errors(value, in_attribute=True), None)
-        for _name, value in _ATTR_RE.findall(written)
+        for _name, value in pairs
     )
 
 
 def strictly_clean(payload: str) -> bool:
     """True only if the HTML5 parser builds exactly the written nesting of allowed elements,
-    with no parse error and nothing open at the end (see the module docstring); False means
-    "not vouched for", not "invalid". One `findall` reads every token: this runs on every
-    answer, and per-token match objects cost more than the checks themselves."""
+    with no parse error and nothing open at the end (see the module docstring), and the token
+    scan has nothing to report either (no attribute given twice, no bound passed): the answer
+    then needs neither `scan_source` nor html5lib. False means "not vouched for", not
+    "invalid". One `findall` reads every token: this runs on every answer, and per-token match
+    objects cost more than the checks themselves."""
     if (not within_ascii(payload, ASCII_STREAM_OK) and _BMP_STREAM_ERROR_RE.search(payload)) or (
         "&" in payload and TRAILING_REFERENCE_RE.search(payload)
     ):
@@ -218,6 +233,7 @@ def strictly_clean(payload: str) -> bool:
     allowed = _FLOW
     blank_only = False
     in_a = False
+    tags: list[str] = []  # end tags as `/name`: replayed through the scan's bounds if needed
     for text, start, attrs, solidus, end, _other in _TOKEN_RE.findall(payload):
         if text:
             if blank_only and text.strip(_BLANK):
@@ -229,8 +245,9 @@ def strictly_clean(payload: str) -> bool:
             name = start.lower()
             if name not in allowed or (solidus and name not in _VOID):
                 return False
-            if "&" in attrs and not _attributes_clean(attrs):
+            if attrs and not _attributes_clean(attrs):
                 return False
+            tags.append(name)
             if name in _VOID:
                 continue
             if name == "a":
@@ -241,6 +258,7 @@ def strictly_clean(payload: str) -> bool:
         elif end:
             if not stack or stack[-1] != end.lower():
                 return False
+            tags.append("/" + stack[-1])
             if stack.pop() == "a":
                 in_a = False
         else:
@@ -248,7 +266,25 @@ def strictly_clean(payload: str) -> bool:
         top = stack[-1] if stack else None
         allowed = _CHILDREN.get(top, frozenset())
         blank_only = top in _BLANK_ONLY
-    return not stack
+    return not stack and _within_bounds(tags)
+
+
+# No more tags than these, each seeing at most so many open formatting elements, keeps the
+# scan's reconstruction estimate (2 x open, a tag) within its bound without replaying it.
+_FEW_TAGS: Final = min(MAX_START_TAGS, MAX_END_TAGS)
+
+
+def _within_bounds(tags: list[str]) -> bool:
+    """The scan's bounds (`Scan.start`/`end`) hold for these tags: by a count when they are
+    few enough (the estimate is at most 2 x tags x formatting start tags), else replayed."""
+    if len(tags) <= _FEW_TAGS:
+        formatting = sum(1 for name in tags if name in FORMATTING)
+        if 2 * len(tags) * formatting <= MAX_RECONSTRUCTION:
+            return True
+    bounds = Scan()
+    return not any(
+        bounds.end(name[1:], 0) if name[0] == "/" else bounds.start(name, 0) for name in tags
+    )
 
 
 def _reference_findings(payload: str) -> Iterator[tuple[int, str]]:
@@ -366,8 +402,11 @@ def _html5lib(payload: str, limit: int) -> tuple[list[tuple[tuple[int, int], str
 
 def check_conformance(payload: str, limit: int) -> Conformance:
     """The parse errors (at most `limit`) and open elements of one answer, in source order."""
-    if strictly_clean(payload):
-        return Conformance()
+    return Conformance() if strictly_clean(payload) else parse_findings(payload, limit)
+
+
+def parse_findings(payload: str, limit: int) -> Conformance:
+    """`check_conformance` without the shortcut: html5lib reads the whole answer."""
     try:
         raw, open_names = _html5lib(payload, limit)
     except _TooDeep:

@@ -29,7 +29,7 @@ from schemas.html_answer.codes import (
     WRONG_TRANSPORT,
     uri_issue,
 )
-from schemas.html_answer.conformance import FOSTERED, check_conformance
+from schemas.html_answer.conformance import FOSTERED, parse_findings, strictly_clean
 from schemas.html_answer.rules import (
     ASCII_STREAM_OK,
     BODY,
@@ -89,7 +89,7 @@ def _parse_error_form(error: str) -> dict[str, str]:
 
 def _check_conformance(payload: str, walk: Walk) -> None:
     """What a WHATWG parser would repair, and what is left open at the end."""
-    result = check_conformance(payload, MAX_ISSUES)
+    result = parse_findings(payload, MAX_ISSUES)
     if result.too_deep:
         walk.issues.add(TOO_COMPLEX.issue(BODY, "depth", limit=MAX_DEPTH))
     for finding in result.errors:
@@ -252,9 +252,10 @@ def _check_payload(payload: str, walk: Walk) -> None:
         return
     if not _check_characters(payload, walk):
         return
-    if not _check_scan(payload, walk):
-        return
-    _check_conformance(payload, walk)
+    if not strictly_clean(payload):  # the common answer: nothing for the scan or html5lib
+        if not _check_scan(payload, walk):
+            return
+        _check_conformance(payload, walk)
     tree = LexborHTMLParser(payload, is_fragment=True, fragment_tag="body", scripting=False)
     walk_tree(tree.root, walk)
 

@@ -42,7 +42,7 @@ _RAWTEXT: Final = frozenset(
 _RAWTEXT_END = {
     name: re.compile(rf"</{name}[\t\n\f\r />]", re.IGNORECASE | re.ASCII) for name in _RAWTEXT
 }
-_FORMATTING: Final = frozenset(
+FORMATTING: Final = frozenset(
     {
         "a",
         "b",
@@ -121,7 +121,7 @@ class _CostModel:
         self.estimate += 2 * self.open
         if name in _SCOPE_BOUNDARY:
             self.boundaries += 1
-        if name in _FORMATTING:
+        if name in FORMATTING:
             self.stamps.setdefault(name, []).append(self.boundaries)
             self.open += 1
 
@@ -146,6 +146,20 @@ class Scan:
     # Start tags that carry an attribute twice: (offset of the tag, tag name, attribute name).
     duplicates: list[tuple[int, str, str]] = field(default_factory=list)
     cost: _CostModel = field(default_factory=_CostModel)
+
+    def start(self, name: str, offset: int) -> bool:
+        """Count a start tag at `offset`; True when a bound is passed (`too_complex` set)."""
+        self.start_tags += 1
+        self.cost.start(name)
+        _note_explicit(self, name, offset)
+        return _over_bounds(self, offset)
+
+    def end(self, name: str, offset: int) -> bool:
+        """Count an end tag at `offset`; True when a bound is passed (`too_complex` set)."""
+        self.end_tags += 1
+        self.cost.end(name)
+        _note_explicit(self, name, offset)
+        return _over_bounds(self, offset)
 
 
 def _end(pattern: re.Pattern[str], src: str, pos: int) -> int:
@@ -284,12 +298,8 @@ def scan_source(src: str) -> Scan:
             if lt + 2 < size and src[lt + 2].isascii() and src[lt + 2].isalpha():
                 tag = _read_simple_tag(src, lt + 2) or _read_tag(src, lt + 2)
                 i, name = tag.end, tag.name
-                if tag.complete:
-                    scan.end_tags += 1
-                    scan.cost.end(name)
-                    _note_explicit(scan, name, lt)
-                    if _over_bounds(scan, lt):
-                        return scan
+                if tag.complete and scan.end(name, lt):
+                    return scan
                 continue
             close = src.find(">", lt)
             i = size if close < 0 else close + 1
@@ -298,16 +308,14 @@ def scan_source(src: str) -> Scan:
         i, name = tag.end, tag.name
         if not tag.complete:
             break
-        scan.start_tags += 1
-        scan.cost.start(name)
-        _note_explicit(scan, name, lt)
+        over = scan.start(name, lt)
         if tag.duplicate is not None and len(scan.duplicates) < MAX_ISSUES:
             scan.duplicates.append((lt, name, tag.duplicate))
         if tag.attrs > MAX_ATTRIBUTES_PER_TAG:
             scan.too_complex = ("attributes", {"tag": name[:40], "limit": MAX_ATTRIBUTES_PER_TAG})
             scan.too_complex_at = lt
             return scan
-        if _over_bounds(scan, lt):
+        if over:
             return scan
         if name in _MODE_CHANGERS:
             predict_rawtext = False

@@ -19,6 +19,7 @@ from schemas.contract import ContractResult, ReplyInput
 from schemas.html_answer import ASSISTANT_HTML_V1
 from schemas.html_answer.charrefs import reference_errors
 from schemas.html_answer.conformance import _html5lib, check_conformance, strictly_clean
+from schemas.html_answer.scan import Scan, scan_source
 from schemas.records import EMPTY_CONTEXT
 
 UUID = "123e4567-e89b-12d3-a456-426614174000"
@@ -233,7 +234,8 @@ _PIECES = st.sampled_from(
      "<a>", "</a>", "<br>", "<br/>", "<img>", "<pre>", "</pre>", "<h1>", "</h1>",
      "<span>", "</span>", "<p/>", "</br>", "x", " ", "\n", "&amp;", "&amp", "&", "&#65;",
      "&#0;", "<", "<!-- c -->", "<P id=a>", '<p id="a" id="b">', "<p id='a'class=b>",
-     '<a href="?a&b=1">', '<a href="&amp">', "<footer>", "</footer>", "<thead>", "<th>"]
+     '<a href="?a&b=1">', '<a href="&amp">', "<footer>", "</footer>", "<thead>", "<th>",
+     '<b class="x" CLASS="y">', "<i>", "</i>", "<em>", "</em>", "<td>", "</td>"]
 )  # fmt: skip
 
 
@@ -241,6 +243,7 @@ _PIECES = st.sampled_from(
 @given(st.lists(_PIECES, max_size=24).map("".join))
 def test_the_shortcut_agrees_with_html5lib(html: str) -> None:
     if strictly_clean(html):
+        scan = scan_source(html)
         errors, open_names = _html5lib(html, 100)
         kept = [
             name
@@ -250,6 +253,26 @@ def test_the_shortcut_agrees_with_html5lib(html: str) -> None:
         assert kept == [] and open_names == [], (html, errors, open_names)
         assert not [code for _at, code in reference_errors(html)]
         assert check_conformance(html, 100).clean
+        assert scan_source(html) == Scan(
+            start_tags=scan.start_tags, end_tags=scan.end_tags, cost=scan.cost
+        )  # nothing for the scan to report
+
+
+@pytest.mark.parametrize(
+    ("html", "clean"),
+    [
+        ("<p>" + "<b>x</b>" * 5000 + "</p>", True),  # 10,002 tags: the bound replayed, held
+        ("<br>" * 10_001, False),  # start tags past the scan's bound
+        ("<p " + " ".join(f"a{i}" for i in range(33)) + ">x</p>", False),  # 33 attributes
+        ('<p id="a" ID="b">x</p>', False),  # an attribute given twice: the scan's to report
+        ("<p>" + "<b>" * 150 + "x" + "</b>" * 150 + "</p>" + "<i>y</i>" * 200, True),  # replayed
+        ("<p>" + "<b>" * 300 + "x" + "</b>" * 300 + "</p>", False),  # reconstruction bound
+    ],
+)
+def test_the_shortcut_vouches_only_for_what_the_scan_passes(html: str, clean: bool) -> None:
+    scan = scan_source(html)
+    assert strictly_clean(html) is clean
+    assert clean is (not scan.duplicates and scan.too_complex is None and not scan.explicit)
 
 
 def test_the_shortcut_takes_the_common_answer() -> None:
