@@ -74,9 +74,13 @@ def _certainly_one_meaning(data: bytes | str, value: Any) -> bool:
         written = _value_colons(value)
     else:
         try:
-            written = orjson.dumps(value, default=as_written).count(b":")
+            again = orjson.dumps(value, default=as_written)
         except TypeError:  # deeper than orjson writes
             written = _value_colons(value)
+        else:
+            if again == (data if isinstance(data, bytes) else data.encode("utf-8", "replace")):
+                return True  # written as orjson writes it (a compact producer): one key each
+            written = again.count(b":")
     return written is not None and _colons(data) == written
 
 

@@ -175,6 +175,9 @@ def test_property_a_duplicate_is_found_exactly_when_there_is_one(value: Any, esc
     text = _text(value, escape)  # colons written as escapes must not change the answer
     data = text.encode()
     assert bool(duplicate_keys(data, orjson.loads(data))) == _has_duplicate(text)
+    assert bool(duplicate_keys(text, orjson.loads(text))) == _has_duplicate(text)  # as a reply
+    spaced = text.replace(",", ", ")  # not as orjson writes it: the colons are counted
+    assert bool(duplicate_keys(spaced, orjson.loads(spaced))) == _has_duplicate(text)
 
 
 def test_a_value_nested_deeper_than_orjson_writes_is_still_checked(tmp_path: Path) -> None:
