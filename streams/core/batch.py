@@ -21,9 +21,9 @@ from streams.core.decision import Decision, Source, Turn, iso, parse_iso
 from streams.core.keys import CONVERSATION, TASK, is_quoted_key, key_issue
 from streams.core.outcomes import Outcome
 from streams.core.pipeline import Gate, envelope_id
+from streams.core.ports import ExpiryIndex
 from streams.core.state import (
     SourceId,
-    TurnIndex,
     TurnState,
     expires_at,
     holds_replay,
@@ -159,7 +159,7 @@ class TurnBatch:
 
     gate: Gate
     read: ReadState
-    index: TurnIndex
+    index: ExpiryIndex  # the turn index's view for a batch: no writer (`StoredIndex` owns it)
     committed: Committed = nothing_committed
     judges: Judges | None = None
     _overlay: dict[bytes, Write] = field(default_factory=dict)

@@ -2,11 +2,13 @@
 
 `Gate` is given a `FileStage` (`streams.files.stage.DiskFiles` reads the disk) and, per reply,
 a `TurnView`: what the turn's state holds (the worker's store, `check`'s held chunks, or nothing).
+`TurnBatch` is given an `ExpiryIndex`: the turn index's view a batch needs (the worker's
+`streams.worker.store.StoredIndex` owns the index and alone writes it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -60,6 +62,30 @@ class TurnView(Protocol):
     def asked_at(self, turn_id: str) -> datetime | None:
         """When the turn's correction request is made (its deadline counts from then): the
         worker's clock, or on a replay the moment it first made it; None: the record's time."""
+        ...
+
+
+class ExpiryIndex(Protocol):
+    """What a batch asks the turn index: the turns whose stored value it may rewrite. It is
+    asked in the judging thread too, so it holds no writer of the index (no `note`, `load`).
+
+    Caller: `streams.core.batch.TurnBatch`, on the event loop or in the judging thread; each
+    key it gives is checked against the stored value (an entry may be stale).
+    """
+
+    def due(self, partition: int, now: datetime) -> Iterator[bytes]:
+        """Keys on `partition` whose finished state may have expired by broker time `now`.
+
+        Affects: the expiry order only: a key given is taken from it (a later value of the
+        turn filed its own entry when it was written; the batch expires or keeps this one).
+        """
+        ...
+
+    def releasable(
+        self, partition: int, committed: Callable[[str, int], int | None]
+    ) -> list[bytes]:
+        """Keys on `partition` whose kept replay no replay can need any more (the group has
+        committed past the record that holds it). Affects: nothing."""
         ...
 
 

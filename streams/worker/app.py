@@ -27,7 +27,6 @@ from streams.broker.options import faust_broker_options, fetch_options
 from streams.broker.topology import TURNS_TABLE, Topology
 from streams.core.batch import TurnBatch
 from streams.core.pipeline import Gate
-from streams.core.state import TurnIndex
 from streams.errors import ConfigError
 from streams.files.stage import DiskFiles
 from streams.ops import failpoints
@@ -164,15 +163,17 @@ class Worker:
         self.inputs = frozenset(inputs)
         self.offsets = OffsetWatch(app, inputs, kafka, knobs.stall_seconds)
         store = TurnStore(table)
-        index = TurnIndex(turns.state_keep)
-        self.index = StoredIndex(index, store)
+        # the turn index's one owner: each part below gets the view it needs
+        self.index = StoredIndex(store, turns.state_keep)
         sender = Sender(
             self._send,
             knobs.send_timeout_seconds,
             send_now=send_now(lambda: app.producer._ensure_producer()),  # type: ignore[attr-defined]
         )
         self.flow = BatchFlow(
-            TurnBatch(gate, store.get, index, self.offsets.committed_input, self.policy),
+            TurnBatch(
+                gate, store.get, self.index.for_batch(), self.offsets.committed_input, self.policy
+            ),
             store,
             self.index,
             table.changelog_topic.get_topic_name(),
@@ -185,9 +186,8 @@ class Worker:
         )
         self.deadlines = DeadlineScan(
             app,
-            self.index,
+            self.index.pending_now,
             topology.deadlines.name,
-            lambda: self.flow.judging_off_loop,
             self._acked,
             metrics.pending,
         )

@@ -79,8 +79,6 @@ class BatchFlow:
     judge: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="replygate-judge")
     )
-    # whether a batch is being judged in the thread (the deadline scan then keeps off the index)
-    judging_off_loop: bool = False
     # loads a policy version a batch needs (`WorkerPolicy.load`); None: the settings file only
     load_version: Callable[[str], Awaitable[None]] | None = None
     # the audit topic (None: `audit` off), and the policy metrics (shadow disagreements)
@@ -110,8 +108,8 @@ class BatchFlow:
         """`TurnBatch.run`; in the judging thread when a record is large, so that heartbeats,
         commits and a rebalance's wait go on while the gate spends seconds on it. Other batches
         stay in the loop: the thread costs backlog throughput in GIL hand-offs (bench/README.md,
-        "Large records judged off the event loop"). Meanwhile the loop reads only the index's
-        pending turns (the deadline scan), the thread only its expiry order.
+        "Large records judged off the event loop"). Meanwhile the index is lent to the thread
+        (`StoredIndex.lent`): the loop reads only its pending turns (the deadline scan).
         """
         now = datetime.now(UTC)
         for _ in range(MAX_VERSION_LOADS):
@@ -127,12 +125,9 @@ class BatchFlow:
         if max((len(raw or b"") for _source, raw in records), default=0) < OFF_LOOP_RECORD_BYTES:
             return self.batch.run(records, now)
         self.metrics.metrics.batch_off_loop()
-        self.judging_off_loop = True
-        try:
+        with self.index.lent():
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(self.judge, self.batch.run, records, now)
-        finally:
-            self.judging_off_loop = False
 
     async def _write_state(self, result: BatchResult) -> None:
         writes = result.writes
@@ -141,9 +136,7 @@ class BatchFlow:
         records = [Out(self.changelog, w.key, w.value, w.partition) for w in writes]
         offsets = await self.sender.send_all(records)
         self.store.apply(writes, offsets)
-        for write in writes:
-            if write.is_turn:
-                self.index.index.note(write.partition, write.key, write.state)
+        self.index.apply(writes)
 
     async def _send_outputs(self, result: BatchResult) -> None:
         records = [

@@ -20,7 +20,7 @@ import orjson
 
 from streams.worker.sender import Out
 from streams.worker.settling import settling
-from streams.worker.store import StoredIndex
+from streams.worker.store import PendingTurns
 
 log = logging.getLogger("replygate.worker")
 
@@ -32,15 +32,14 @@ DEADLINE_RESEND_SECONDS = 10.0
 class DeadlineScan:
     """`scan` sends the due deadline events and `report`s how many turns are pending.
 
-    `judging_off_loop` says a batch is being judged in a thread: the index must not be rebuilt
-    under it (the batch rebuilds it first anyway). `acked` sends one record and awaits its
-    acknowledgement.
+    `pending` is the turn index's read-only view of the pending turns
+    (`StoredIndex.pending_now`; None: stale, and not to be rebuilt while a batch is judged off
+    the loop). `acked` sends one record and awaits its acknowledgement.
     """
 
     app: Any
-    index: StoredIndex
+    pending: Callable[[], PendingTurns | None]
     topic: str
-    judging_off_loop: Callable[[], bool]
     acked: Callable[[Out], Awaitable[Any]]
     report: Callable[[int], None]
     # turn key -> monotonic time before which its deadline event is not sent again
@@ -50,9 +49,9 @@ class DeadlineScan:
         app = self.app
         if settling(app):
             return
-        if self.judging_off_loop() and not self.index.fresh:
+        pending = self.pending()
+        if pending is None:
             return
-        pending = self.index.refresh(step=not self.judging_off_loop()).pending
         topic = self.topic
         owned = {tp.partition for tp in app.assignor.assigned_actives() if tp.topic == topic}
         now, clock = datetime.now(UTC), time.monotonic()

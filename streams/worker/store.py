@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Iterable, Iterator, Sequence, Set
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
+from types import MappingProxyType
 from typing import Any
 
 from streams.core.batch import Write
+from streams.core.decision import PendingTurn
+from streams.core.ports import ExpiryIndex
 from streams.core.state import TurnIndex
 from streams.worker.faust_fixes import read_own_writes
 
@@ -114,41 +119,112 @@ LOAD_CHUNK = 1_000
 LOAD_SECONDS = 0.02
 
 
+class IndexLent(RuntimeError):
+    """The turn index written while a batch judged in the judging thread reads it (a bug)."""
+
+
+# The pending turns as the deadline scan reads them: turn key -> (partition, pending turn).
+PendingTurns = Mapping[bytes, tuple[int, PendingTurn]]
+
+
 class StoredIndex:
-    """The `TurnIndex` of the turns of the partitions this worker owns, brought up to date after
-    a rebalance changed them (`stale`), so pending turns are never looked for by a scan.
+    """The one owner of the worker's `TurnIndex`: it alone writes it, and hands each caller the
+    narrow view it needs. The index holds the turns of the partitions this worker owns, brought
+    up to date after a rebalance changed them (`stale`), so pending turns are never looked for
+    by a scan.
 
     A partition kept through the rebalance keeps its entries (every write kept them current,
     and no one else wrote to it meanwhile); one it lost is forgotten; one new to this worker is
     read from the store LOAD_STEP turns a call, behind the batches. Until it is read whole its
     pending turns' deadlines and its expiries may come late, never wrongly: a value read after a
     batch rewrote it is a stale entry, and every user of the index checks the stored value.
+
+    The threading rule: while a batch is judged in the judging thread (`lent`), the thread reads
+    the expiry order and the kept replays (`for_batch`) and the event loop writes nothing:
+    `refresh` and `apply` raise IndexLent, and the deadline scan reads the pending turns, which
+    the thread never touches, only if no rebalance made them stale.
     """
 
-    def __init__(self, index: TurnIndex, store: TurnStore) -> None:
-        self.index = index
+    def __init__(self, store: TurnStore, keep: timedelta) -> None:
+        self._index = TurnIndex(keep)
         self.store = store
         self.fresh = False
         self.owned: set[int] | None = None  # None: not known, read everything stored
         self.held: set[int] | None = None  # the partitions the index holds (None: all)
         self.loading: set[int] | None = set()  # partitions not read whole yet (None: all)
         self._loader: Iterator[tuple[int, bytes, bytes]] | None = None
+        self._lent = False
+
+    # ---- Caller: TurnBatch (built once by `Worker`) ------------------------------------------
+
+    def for_batch(self) -> ExpiryIndex:
+        """The view a batch judges with, on the loop or in the judging thread: no writer.
+        Affects: nothing (what the view's `due` takes, it takes from the expiry order)."""
+        return _ExpiryView(self._index)
+
+    # ---- Caller: Worker, on the event loop ---------------------------------------------------
 
     def stale(self, owned: Set[int] | None = None) -> None:
-        """A rebalance: `owned` the input partitions now assigned here, when known."""
+        """A rebalance: `owned` the input partitions now assigned here, when known.
+        Affects: the next `refresh` plans what to forget and read (nothing is written now,
+        so a rebalance while a batch is lent is safe)."""
         self.fresh = False
         if owned is not None:
             self.owned = set(owned)
 
-    def refresh(self, step: bool = True) -> TurnIndex:
-        """The index, brought up to date first if a rebalance came since; `step` reads the
-        next LOAD_STEP stored turns of the partitions still loading."""
+    def refresh(self, step: bool = True) -> None:
+        """Before a batch: the index brought up to date if a rebalance came since; `step` reads
+        the next LOAD_STEP stored turns of the partitions still loading.
+        Affects: the index's entries (raises IndexLent while a batch is lent)."""
+        self._not_lent("refresh")
         if not self.fresh:
             self._plan()
             self.fresh = True
         if step and self._loader is not None:
             self._step()
-        return self.index
+
+    # ---- Caller: BatchFlow, on the event loop ------------------------------------------------
+
+    @contextmanager
+    def lent(self) -> Iterator[None]:
+        """Around a batch judged in the judging thread. Affects: until it ends, `refresh` and
+        `apply` raise IndexLent, and `pending_now` neither refreshes nor steps."""
+        self._not_lent("lend")
+        self._lent = True
+        try:
+            yield
+        finally:
+            self._lent = False
+
+    def apply(self, writes: Iterable[Write]) -> None:
+        """A batch's writes, acknowledged and applied to the store, tracked by the index.
+        Affects: the index's entries (raises IndexLent while a batch is lent)."""
+        self._not_lent("apply")
+        note = self._index.note
+        for write in writes:
+            if write.is_turn:
+                note(write.partition, write.key, write.state)
+
+    # ---- Caller: DeadlineScan, on the event loop ---------------------------------------------
+
+    def pending_now(self) -> PendingTurns | None:
+        """The pending turns, read only, brought up to date first (`refresh`); while a batch is
+        lent, as they are, or None if a rebalance made them stale (the next batch refreshes
+        the index before anything else). Affects: as `refresh`, when not lent."""
+        if self._lent:
+            if not self.fresh:
+                return None
+        else:
+            self.refresh()
+        return MappingProxyType(self._index.pending)
+
+    # ---- the owner's own ---------------------------------------------------------------------
+
+    def _not_lent(self, what: str) -> None:
+        if self._lent:
+            raise IndexLent(
+                f"the turn index cannot {what} while a batch judged off the loop reads it"
+            )
 
     def _step(self) -> None:
         """Read the next stored turns of the partitions loading, bounded in count and time."""
@@ -157,7 +233,7 @@ class StoredIndex:
         until = time.perf_counter() + LOAD_SECONDS
         while read < LOAD_STEP:
             chunk = list(itertools.islice(self._loader, min(size, LOAD_STEP - read)))
-            self.index.load(chunk)
+            self._index.load(chunk)
             read += len(chunk)
             if len(chunk) < size and read < LOAD_STEP:
                 self._loader, self.loading = None, set()
@@ -170,12 +246,22 @@ class StoredIndex:
         forgotten and read again from its start."""
         interrupted = self.loading
         if self.owned is None or self.held is None or interrupted is None:
-            self.index.clear()
+            self._index.clear()
             todo = self.owned
         else:
             for partition in (self.held - self.owned) | interrupted:
-                self.index.forget(partition)
+                self._index.forget(partition)
             todo = (self.owned - self.held) | (interrupted & self.owned)
         self._loader = self.store.items(todo)
         self.loading = None if todo is None else set(todo)
         self.held = None if self.owned is None else set(self.owned)
+
+
+class _ExpiryView:
+    """The turn index as a batch sees it (`ExpiryIndex`): its two look-ups, no writer."""
+
+    __slots__ = ("due", "releasable")
+
+    def __init__(self, index: TurnIndex) -> None:
+        self.due = index.due
+        self.releasable = index.releasable
