@@ -91,12 +91,19 @@ def _five_pending_on_partition_1() -> tuple[CountingStore, StoredIndex]:
     return store, StoredIndex(store, timedelta(days=7))
 
 
-def test_a_new_partition_is_read_behind_the_batches_and_read_again_if_interrupted(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.fixture
+def loading(monkeypatch: pytest.MonkeyPatch) -> tuple[CountingStore, StoredIndex]:
+    """Five pending turns on partition 1, just assigned here, read two a step."""
     monkeypatch.setattr(store_module, "LOAD_STEP", 2)
     store, index = _five_pending_on_partition_1()
     index.stale({1})
+    return store, index
+
+
+def test_a_new_partition_is_read_behind_the_batches_and_read_again_if_interrupted(
+    loading: tuple[CountingStore, StoredIndex],
+) -> None:
+    store, index = loading
     assert len(_scanned(index)) == 2 and index.loading == {1}
     index.stale({0, 1})  # a rebalance mid-load: partition 1 is read again from its start
     assert len(_scanned(index)) == 2 and index.loading == {0, 1}
@@ -148,11 +155,9 @@ def test_only_the_owner_builds_or_writes_a_turn_index() -> None:
 
 
 def test_nothing_writes_the_index_while_a_batch_judged_off_the_loop_reads_it(
-    monkeypatch: pytest.MonkeyPatch,
+    loading: tuple[CountingStore, StoredIndex],
 ) -> None:
-    monkeypatch.setattr(store_module, "LOAD_STEP", 2)
-    store, index = _five_pending_on_partition_1()
-    index.stale({1})
+    store, index = loading
     assert len(_scanned(index)) == 2
     with index.lent():
         with pytest.raises(IndexLent):
