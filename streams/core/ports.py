@@ -48,7 +48,12 @@ class FileStage(Protocol):
 
 
 class TurnView(Protocol):
-    """What a reply's turn holds, as the gate may ask while judging it (read only)."""
+    """What a reply's turn holds, as the gate may ask while judging it (read only).
+
+    Caller: `Gate.decide_reply_json` (`kept_context`, `held_chunks`) and `Gate.judge_reply`
+    (`asked_at`). Affects: nothing; whether the reply was assembled from held chunks comes
+    back on its decision (`Decision.assembled`).
+    """
 
     def kept_context(self, turn_id: str) -> Context | None:
         """The context kept with a turn waiting for its correction (a correction may come

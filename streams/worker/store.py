@@ -155,14 +155,13 @@ class StoredIndex:
         self._loader: Iterator[tuple[int, bytes, bytes]] | None = None
         self._lent = False
 
-    # ---- Caller: TurnBatch (built once by `Worker`) ------------------------------------------
+    # ---- Caller: Worker and its rebalance handlers, on the event loop ------------------------
 
     def for_batch(self) -> ExpiryIndex:
-        """The view a batch judges with, on the loop or in the judging thread: no writer.
-        Affects: nothing (what the view's `due` takes, it takes from the expiry order)."""
+        """The view the worker's `TurnBatch` judges with, on the loop or in the judging thread:
+        no writer in it. Affects: nothing here; the view's `due` takes each key it gives from
+        the expiry order."""
         return _ExpiryView(self._index)
-
-    # ---- Caller: Worker, on the event loop ---------------------------------------------------
 
     def stale(self, owned: Set[int] | None = None) -> None:
         """A rebalance: `owned` the input partitions now assigned here, when known.
@@ -172,15 +171,15 @@ class StoredIndex:
         if owned is not None:
             self.owned = set(owned)
 
-    def refresh(self, step: bool = True) -> None:
-        """Before a batch: the index brought up to date if a rebalance came since; `step` reads
-        the next LOAD_STEP stored turns of the partitions still loading.
+    def refresh(self) -> None:
+        """Before a batch: the index brought up to date if a rebalance came since, and the next
+        LOAD_STEP stored turns read of the partitions still loading.
         Affects: the index's entries (raises IndexLent while a batch is lent)."""
         self._not_lent("refresh")
         if not self.fresh:
             self._plan()
             self.fresh = True
-        if step and self._loader is not None:
+        if self._loader is not None:
             self._step()
 
     # ---- Caller: BatchFlow, on the event loop ------------------------------------------------
