@@ -13,9 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import InitVar, dataclass, field, replace
 from datetime import datetime, timedelta
+from functools import lru_cache, partial
 from typing import Any, TypeVar, overload
 
 import orjson
@@ -139,6 +140,8 @@ def _cut_utf8(text: str, limit: int) -> str:
 
 # How many ids `Gate.shown_id` remembers: the ids of one record.
 _SHOWN_IDS = 8
+# How many distinct issues `Gate._masked` remembers as they leave: a contract's common errors.
+_SHOWN_ISSUES = 1024
 
 
 @dataclass
@@ -158,6 +161,8 @@ class Gate:
     # The last few ids shown and their shown forms: a record shows one id several times (a
     # Delivery its turn id three times), and masking it once is enough. Emptied when full.
     _shown_ids: dict[str, str] = field(init=False, default_factory=dict)
+    # Issues as they leave the gate (`outbound_issue`, remembered): replies repeat errors.
+    _outbound: Callable[[Issue], Issue] = field(init=False)
     # A masker built already for these settings (a policy scope's, shared by its gates).
     shared_masker: InitVar[Masker | None] = None
 
@@ -165,6 +170,7 @@ class Gate:
         if shared_masker is None:
             shared_masker = Masker.from_settings(self.settings)
         self.masker = shared_masker
+        self._outbound = lru_cache(maxsize=_SHOWN_ISSUES)(partial(outbound_issue, shared_masker))
 
     # ---- entry points -------------------------------------------------------------------
 
@@ -481,7 +487,7 @@ class Gate:
 
     def _masked(self, issues: Sequence[Issue]) -> tuple[Issue, ...]:
         """Errors leave the gate too: a path can name a secret key, a message quote a value."""
-        return tuple(outbound_issue(self.masker, issue) for issue in issues)
+        return tuple(map(self._outbound, issues))
 
     def read_json(self, raw: bytes, source: Source, fallback_id: str | int) -> Any:
         """The parsed JSON value, or the dead-letter decision for bytes that are not one."""
