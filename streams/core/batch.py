@@ -163,6 +163,8 @@ class TurnBatch:
     committed: Committed = nothing_committed
     judges: Judges | None = None
     _overlay: dict[bytes, Write] = field(default_factory=dict)
+    # What this run tombstones as expired (partition, key, moment): filed again if thrown away.
+    _expiring: list[tuple[int, bytes, datetime]] = field(default_factory=list)
     _result: BatchResult = field(default_factory=BatchResult)
     wall: datetime = NEVER  # the running batch's clock (set by `run`)
     # The record being judged: its version, whether that is a replay's (from the switches),
@@ -207,6 +209,24 @@ class TurnBatch:
         for partition in {source.partition for source, _ in records}:
             self._release(partition)
             self._release_switches(partition)
+        self._expiring = []
+        try:
+            self._judge_all(records, wall, active)
+        except VersionMissing:  # this run is thrown away: what it was to expire stays filed
+            for partition, key, moment in self._expiring:
+                self.index.refile(partition, key, moment)
+            raise
+        result = self._result
+        result.writes = list(self._overlay.values())
+        result.writes += [
+            Write(p, SWITCHES_KEY, None, self._switches[p].encode()) for p in sorted(self._moved)
+        ]
+        return result
+
+    def _judge_all(
+        self, records: Sequence[tuple[Source, bytes]], wall: datetime, active: str
+    ) -> None:
+        """`run`'s records, each judged under its version; raises VersionMissing."""
         for source, raw in records:
             now = source.timestamp or wall
             self._expire(source.partition, now)
@@ -232,12 +252,6 @@ class TurnBatch:
             tracked = active != SETTINGS_VERSION or switches.entries
             if replayed is None and tracked and switches.judged(active, *_at(source)):
                 self._moved.add(source.partition)
-        result = self._result
-        result.writes = list(self._overlay.values())
-        result.writes += [
-            Write(p, SWITCHES_KEY, None, self._switches[p].encode()) for p in sorted(self._moved)
-        ]
-        return result
 
     def _gate(self, platform: str | None = None) -> Gate:
         """The gate of the record being judged: its version's, for its platform and tenant."""
@@ -303,6 +317,7 @@ class TurnBatch:
             moment = expires_at(state, self.keep) if state is not None else None
             if moment is not None and moment <= now:
                 self._overlay[key] = Write(partition, key, None)
+                self._expiring.append((partition, key, moment))
                 self._result.expired += 1
                 if self._result.expired >= EXPIRE_PER_BATCH:
                     return

@@ -93,6 +93,11 @@ class ExpiryIndex(Protocol):
         committed past the record that holds it). Affects: nothing."""
         ...
 
+    def refile(self, partition: int, key: bytes, moment: datetime) -> None:
+        """A key `due` gave to a run the batch throws away (a policy version to load first),
+        filed again at the moment it expires. Affects: the expiry order only."""
+        ...
+
 
 class NoTurns:
     """A view of no turn state: nothing kept, nothing held."""

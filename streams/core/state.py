@@ -369,7 +369,12 @@ class TurnIndex:
         if state is not None:
             moment = expires_at(state, self.keep)
             if moment is not None:
-                self._expiry.setdefault(partition, ExpiryOrder()).add(moment.timestamp(), key)
+                self.refile(partition, key, moment)
+
+    def refile(self, partition: int, key: bytes, moment: datetime) -> None:
+        """File `key` to expire at `moment`: a value written, or a key `due` gave to a batch
+        run that was thrown away (its tombstone never written)."""
+        self._expiry.setdefault(partition, ExpiryOrder()).add(moment.timestamp(), key)
 
     def releasable(
         self, partition: int, committed: Callable[[str, int], int | None]

@@ -257,10 +257,12 @@ class StoredIndex:
 
 
 class _ExpiryView:
-    """The turn index as a batch sees it (`ExpiryIndex`): its two look-ups, no writer."""
+    """The turn index as a batch sees it (`ExpiryIndex`): its look-ups and the expiry order's
+    give-back, no writer of turns."""
 
-    __slots__ = ("due", "releasable")
+    __slots__ = ("due", "refile", "releasable")
 
     def __init__(self, index: TurnIndex) -> None:
         self.due = index.due
+        self.refile = index.refile
         self.releasable = index.releasable

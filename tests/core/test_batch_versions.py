@@ -294,3 +294,25 @@ def test_a_turn_whose_progress_came_before_a_switch_ends_under_that_version(
 def test_without_a_bundle_progress_keeps_no_state(v: Versioned) -> None:
     result = v.run([(v.source("replies_raw", 1), progress(seq=0))])
     assert result.writes == [] and versions(result) == [None]
+
+
+def test_a_batch_thrown_away_for_a_version_leaves_what_it_would_expire_filed(
+    v: Versioned,
+) -> None:
+    """A run that raises VersionMissing writes nothing; the finished turns its expiry took
+    from the index are filed again, so the run judged again still tombstones them."""
+    one, two = v.gates(ONE, "one"), v.gates(TWO, "two")
+    v.hold(one)
+    v.run([(v.source("replies_raw", 1), raw_reply(turn_id="t-old"))])
+    v.run([(v.source("replies_raw", 2), invalid())])
+    v.policy._older.clear()
+    v.hold(two)
+    v.policy._older.clear()  # only the active version is loaded: the next run stops
+    late = T0 + timedelta(days=30)
+    again = [(v.source("replies_raw", 3, late), invalid(attempt=1))]
+    with pytest.raises(VersionMissing):
+        v.run(again)
+    v.policy._lost.add(one.version)
+    result = v.run(again, apply=False)
+    assert result.expired == 1
+    assert [w.value for w in result.writes if w.key == b"t-old"] == [None]

@@ -126,12 +126,13 @@ def test_a_step_stops_once_its_time_is_spent(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_the_batch_and_the_scan_get_views_without_a_writer() -> None:
-    """The batch's view has its two look-ups and nothing else; the scan's pending turns are a
-    read-only mapping; the owner does not hand its TurnIndex out."""
+    """The batch's view has its two look-ups and the expiry order's give-back (`refile`, for a
+    run thrown away) and nothing else; the scan's pending turns are a read-only mapping; the
+    owner does not hand its TurnIndex out."""
     _, index = _five_pending_on_partition_1()
     index.stale({1})
     view = index.for_batch()
-    assert {name for name in dir(view) if not name.startswith("_")} == {"due", "releasable"}
+    assert {name for name in dir(view) if not name.startswith("_")} == {"due", "refile", "releasable"}
     writers = {"note", "load", "forget", "clear", "rebuild"}
     assert writers <= set(dir(TurnIndex)) and not writers & set(dir(view))
     pending = index.pending_now()
