@@ -3,9 +3,9 @@
 `python -m bench.html_parse_check` (not in `make bench`'s list; no broker needed). The gate is
 built as `check_vs_baseline` builds it (`CheckSession.line` over the benchmark mix, 10% HTML
 answers); every record goes through the gate as shipped and through the same gate with
-`assistant.html.v1`'s parse check (`_check_conformance`: the strict shortcut, html5lib when it
-cannot vouch) replaced by nothing, in alternating order, so the machine's load falls on both
-alike. Process CPU per
+`assistant.html.v1`'s parse check taken out (`_check_tokens`, the strict shortcut and html5lib
+when it cannot vouch, replaced by the token scan alone, as before the check), in alternating
+order, so the machine's load falls on both alike. Process CPU per
 record, median round of each; `RATIO html_parse_check_growth` = with / without. Figures in
 bench/README.md.
 """
@@ -36,10 +36,8 @@ def run(n: int = N_RECORDS, rounds: int = ROUNDS) -> None:
     from streams.settings.contracts import build_registry
 
     say(f"== html_parse_check: {n} records of the mix, {rounds} rounds, each record both ways")
-    shipped = html_contract._check_conformance
-
-    def skipped(_payload: str, _walk: Walk) -> None:
-        return None
+    shipped = html_contract._check_tokens
+    skipped = html_contract._check_scan
 
     cpu: dict[str, list[float]] = {"without": [], "with": []}
     html_cpu: dict[str, float] = {"without": 0.0, "with": 0.0}
@@ -49,7 +47,7 @@ def run(n: int = N_RECORDS, rounds: int = ROUNDS) -> None:
         gate = Gate(settings, DiskFiles.from_settings(settings), build_registry(settings))
         # One session per variant (a session remembers turns): each sees every record once.
         sessions = {"without": CheckSession(gate), "with": CheckSession(gate)}
-        checks: dict[str, Callable[[str, Walk], None]] = {"without": skipped, "with": shipped}
+        checks: dict[str, Callable[[str, Walk], bool]] = {"without": skipped, "with": shipped}
         now = datetime.now(UTC)
         for r in range(rounds):
             records = list(Workload(200 + r).records(n))
@@ -57,7 +55,7 @@ def run(n: int = N_RECORDS, rounds: int = ROUNDS) -> None:
             for i, rec in enumerate(records):
                 # Record by record, in alternating order: load on the box falls on both alike.
                 for variant in ("without", "with") if i % 2 == 0 else ("with", "without"):
-                    html_contract._check_conformance = checks[variant]  # type: ignore[assignment]
+                    html_contract._check_tokens = checks[variant]  # type: ignore[assignment]
                     started = time.process_time()
                     sessions[variant].line(rec.value, i + 1, now)
                     took = time.process_time() - started
@@ -67,7 +65,7 @@ def run(n: int = N_RECORDS, rounds: int = ROUNDS) -> None:
                 html_n += rec.kind == "html"
             for variant, total in spent.items():
                 cpu[variant].append(total / n * 1e6)
-        html_contract._check_conformance = shipped
+        html_contract._check_tokens = shipped
     for variant in ("without", "with"):
         per_html = html_cpu[variant] / max(html_n, 1) * 1e6
         say(

@@ -87,6 +87,17 @@ def _parse_error_form(error: str) -> dict[str, str]:
     return {"form": ""}
 
 
+def _check_tokens(payload: str, walk: Walk) -> bool:
+    """What the token scan and a WHATWG parser report; False if no tree may be built. The
+    common answer is vouched for by one strict pass (`strictly_clean`): neither runs."""
+    if strictly_clean(payload):
+        return True
+    if not _check_scan(payload, walk):
+        return False
+    _check_conformance(payload, walk)
+    return True
+
+
 def _check_conformance(payload: str, walk: Walk) -> None:
     """What a WHATWG parser would repair, and what is left open at the end."""
     result = parse_findings(payload, MAX_ISSUES)
@@ -252,10 +263,8 @@ def _check_payload(payload: str, walk: Walk) -> None:
         return
     if not _check_characters(payload, walk):
         return
-    if not strictly_clean(payload):  # the common answer: nothing for the scan or html5lib
-        if not _check_scan(payload, walk):
-            return
-        _check_conformance(payload, walk)
+    if not _check_tokens(payload, walk):
+        return
     tree = LexborHTMLParser(payload, is_fragment=True, fragment_tag="body", scripting=False)
     walk_tree(tree.root, walk)
 
