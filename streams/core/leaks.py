@@ -317,6 +317,11 @@ class Masker:
         _learn(learned, value, KEYED_RULE)
         return marker(KEYED_RULE), {KEYED_RULE: 1}
 
+    def is_clean(self, value: Any) -> bool:
+        """True when `mask_tree` would change nothing in `value` (a list or dict): its strings
+        pre-filtered in one pass, the common case at a fraction of a mask each."""
+        return tree_is_clean(value, self._rules, self._keys, self.mask_text)
+
     def mask_tree(self, value: Any, path: str = "$") -> tuple[Any, list[MaskHit]]:
         """Mask every string of a JSON-like value (dict keys too), without recursion.
 
@@ -325,7 +330,7 @@ class Masker:
         then masked wherever else it stands in the tree (a second walk, only when one was
         found). Hits are ordered by path (indexes numerically) then rule.
         """
-        if tree_is_clean(value, self._rules, self._keys, self.mask_text):
+        if self.is_clean(value):
             return value, []
         known: Known = {}
         walk = TreeWalk(lambda key, text: self.mask_value(key, text, known), path)

@@ -8,6 +8,8 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schemas.records import CorrectionRequest, DeadLetter, Delivery, ToolResult
 from streams.cli.check_session import CheckSession
@@ -415,3 +417,20 @@ def test_shown_ids_do_not_depend_on_the_records_before(tmp_path: Path) -> None:
                 assert GITHUB_PAT not in first[field] and "#" in first[field]
             else:
                 assert first[field] == value
+
+
+_IDS = st.sampled_from(
+    ["t-1", "c-1", "", GITHUB_PAT, f"x{GITHUB_PAT}", f"id/{GITHUB_PAT}", "password=Hunter2Hunter2",
+     "&#103;hp_" + GITHUB_PAT[4:], "AKIAIOSFODNN7EXAMPLE", "t\n-2", "é-3", "tool.search"]
+)  # fmt: skip
+
+
+_ID_GATE = disk_gate(Settings())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_IDS, min_size=1, max_size=4))
+def test_ids_shown_together_are_each_shown_as_alone(ids: list[str]) -> None:
+    """`shown_ids` checks several ids in one pre-filter pass: the same forms as `shown_id`."""
+    gate = _ID_GATE
+    assert gate.shown_ids(*ids) == tuple(gate.shown_id(value) for value in ids)
