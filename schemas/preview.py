@@ -106,13 +106,17 @@ def _push_children(stack: list[tuple[LexborNode, bool]], first: LexborNode | Non
     stack[start:] = stack[start:][::-1]
 
 
+def preview_line(text: str) -> str:
+    """`text` as one line, unmasked: a control or bidi character left once whitespace is one
+    space is shown escaped (`\\x1b`, `\\u202e`): a console, a log line or a notification
+    interprets none."""
+    return _cut(escape_controls(" ".join(text.split())))
+
+
 def preview(text: str, mask: Callable[[str], str]) -> str:
-    """`text` as one line; masked again until stable, since joining or cutting text can make a
-    string a leak rule matches (the message's own strings are already masked). A control or
-    bidi character left once whitespace is one space is shown escaped (`\\x1b`, `\\u202e`):
-    a console, a log line or a notification interprets none.
-    """
-    line = _cut(escape_controls(" ".join(text.split())))
+    """`preview_line(text)` masked again until stable, since joining or cutting text can make a
+    string a leak rule matches (the message's own strings are already masked)."""
+    line = preview_line(text)
     for _ in range(_MAX_PASSES):
         masked = mask(line)
         if masked == line:

@@ -34,7 +34,7 @@ from schemas.issue import Issue, Notice
 from schemas.issue_sink import capped
 from schemas.json_numbers import as_written, loads_wide, wide_integer
 from schemas.json_read import KeyPath, duplicate_key_issues, duplicate_keys, lone_surrogate_issue
-from schemas.preview import preview
+from schemas.preview import preview, preview_line
 from schemas.progress import progress_text_issues
 from schemas.records import (
     EMPTY_CONTEXT,
@@ -550,9 +550,13 @@ class Gate:
 
         `text` is what the preview shows: the projected reply, the notice or the progress text.
         """
-        shown_turn, shown_conversation, shown_delivery = self.shown_ids(
-            turn.turn_id, turn.conversation_id, delivery_id or turn.turn_id
-        )
+        line = preview_line(text)
+        ids = (turn.turn_id, turn.conversation_id, delivery_id or turn.turn_id)
+        if self.masker.is_clean((line, *ids)):  # nearly always: one pre-filter pass for all
+            shown_line, (shown_turn, shown_conversation, shown_delivery) = line, ids
+        else:
+            shown_line = preview(text, self._mask)
+            shown_turn, shown_conversation, shown_delivery = self.shown_ids(*ids)
         record = Delivery.model_construct(
             delivery_id=shown_delivery,
             turn_id=shown_turn,
@@ -561,7 +565,7 @@ class Gate:
             contract=turn.contract,
             kind=kind,
             message=message,
-            preview=preview(text, self._mask),
+            preview=shown_line,
             corrected=corrected,
             masked=[
                 MaskEntry.model_construct(rule=h.rule, path=h.path, count=h.count) for h in hits

@@ -204,3 +204,31 @@ def test_property_a_preview_never_carries_a_control_character(text: str) -> None
 def test_terminal_and_bidi_controls_are_shown_escaped() -> None:
     line = preview("Deploy \x1b[2J\x1b[31mFAILED\x07 \u202egnp.exe\x9b", mask)
     assert line == "Deploy \\x1b[2J\\x1b[31mFAILED\\x07 \\u202egnp.exe\\x9b"
+
+
+_HALVES = st.sampled_from(
+    [GITHUB_PAT[:20], GITHUB_PAT[20:], GITHUB_PAT, "password = ", "Hunter2Hunter2!", " ", "\n"]
+)
+SECRET_SEGMENT = st.builds(
+    lambda parts: {"type": "text", "data": {"text": "".join(parts)}},
+    st.lists(_HALVES | REPLY_TEXTS, min_size=1, max_size=4),
+)
+
+
+@given(
+    st.lists(SECRET_SEGMENT | SEGMENT, min_size=1, max_size=5), st.sampled_from(["t-1", GITHUB_PAT])
+)
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_property_the_delivered_preview_is_the_preview_of_the_delivered_message(
+    gate: Gate, segments: list[dict[str, Any]], turn_id: str
+) -> None:
+    """The gate checks the preview line and the ids in one pass when none holds a secret; the
+    result is `preview` of the delivered (masked) message's text all the same."""
+    record = raw_reply(output={"text": im_text(segments)}, turn_id=turn_id)
+    line = CheckSession(gate).line(encode(record), 1, NOW).line()
+    output = line["output"]
+    text = CONTRACTS["im.segments.v1"].preview_text(output["message"])
+    assert output["preview"] == preview(text, mask)
+    assert (output["turn_id"] == turn_id) is (turn_id == "t-1")
