@@ -530,9 +530,10 @@ class Gate:
         contract = self.contracts[turn.contract]
         if contract.needs_file_stage:
             message, notices = self.files.inspect_media(message)
-        masked_message, hits = self.masker.mask_tree(message, "$")
-        text = contract.preview_text(masked_message)
-        return self._delivery(turn, "reply", masked_message, corrected, hits, notices, now, text)
+        text = contract.preview_text(message)  # the masked message's, when nothing is masked
+        return self._delivery(
+            turn, "reply", message, corrected, [], notices, now, text, unmasked=True
+        )
 
     def _delivery(
         self,
@@ -545,16 +546,23 @@ class Gate:
         now: datetime,
         text: str,
         delivery_id: str | None = None,
+        *,
+        unmasked: bool = False,
     ) -> Decision:
         """A Delivery to the turn's platform topic, keyed by its conversation.
 
         `text` is what the preview shows: the projected reply, the notice or the progress text.
+        `unmasked`: `message` (a reply's) is masked here, and `text` is its preview text.
         """
         line = preview_line(text)
         ids = (turn.turn_id, turn.conversation_id, delivery_id or turn.turn_id)
-        if self.masker.is_clean((line, *ids)):  # nearly always: one pre-filter pass for all
+        checked = (line, *ids, message) if unmasked else (line, *ids)
+        if self.masker.is_clean(checked):  # nearly always: one pre-filter pass for all
             shown_line, (shown_turn, shown_conversation, shown_delivery) = line, ids
         else:
+            if unmasked:
+                message, hits = self.masker.mask_tree(message, "$")
+                text = self.contracts[turn.contract].preview_text(message)
             shown_line = preview(text, self._mask)
             shown_turn, shown_conversation, shown_delivery = self.shown_ids(*ids)
         record = Delivery.model_construct(
