@@ -245,6 +245,11 @@ def _re2_class(chars: str) -> Callable[[bytes, int], object]:
 _ANY_INVISIBLE = _re2_class(_INVISIBLE_CLASS)
 
 
+def invisible_in_utf8(data: bytes) -> bool:
+    """`has_invisible` of UTF-8 text already encoded (a tree's JSON)."""
+    return _ANY_INVISIBLE(data, 0) is not None
+
+
 def has_invisible(text: str) -> bool:
     """Does `text` hold an invisible character? RE2 over its UTF-8 in a fraction of the time of
     `re`, which tries a class with no literal prefix at every position; `re` for text RE2 cannot
@@ -255,7 +260,7 @@ def has_invisible(text: str) -> bool:
         data = text.encode()
     except UnicodeEncodeError:
         return _INVISIBLE.search(text) is not None
-    return _ANY_INVISIBLE(data, 0) is not None
+    return invisible_in_utf8(data)
 
 
 INVISIBLE: Final = _Stage(

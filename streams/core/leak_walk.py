@@ -19,7 +19,7 @@ import orjson
 from schemas.issue import child_path
 from streams.core.leak_compile import RuleSet
 from streams.core.leak_rules import SECRET_KEY_BODY, is_placeholder
-from streams.core.leak_views import decoded_text, may_hide
+from streams.core.leak_views import decoded_text, invisible_in_utf8, may_hide
 
 __all__ = ["SecretKeys", "TreeWalk", "Visit", "tree_is_clean"]
 
@@ -239,16 +239,19 @@ def _plain_json(value: Any) -> bytes | None:
     """The tree as JSON (one C-level pass instead of a Python step per string) with its strings
     unescaped, when none of them has a decoded view; else None.
 
-    ASCII without a backslash, `&`, `%` or `<` is stricter than what `may_hide` asks of each
-    string. Every string then stands in the text as it is, between quotes, which read like the
-    join's newlines to `\\b`: a trigger matching in one string matches in the text.
+    No backslash, `&`, `%`, `<` or invisible character is stricter than what `may_hide` asks
+    of each string (other non-ASCII text has no view). Every string then stands in the text as
+    it is, between quotes, which read like the join's newlines to `\\b`: a trigger matching in
+    one string matches in the text.
     """
     try:
         dump = orjson.dumps(value)
     except TypeError:  # orjson.JSONEncodeError too: non-str keys, surrogates, cycles, depth
         return None
-    if not dump.isascii() or b"&" in dump or b"%" in dump or b"<" in dump:
+    if b"&" in dump or b"%" in dump or b"<" in dump:
         return None  # unescaping cannot make or remove these: first, before the copies
+    if not dump.isascii() and invisible_in_utf8(dump):
+        return None
     if b"\\" in dump:
         if b"\\\\" in dump:
             return None

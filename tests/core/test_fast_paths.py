@@ -141,7 +141,13 @@ def _leak_atoms() -> list[str]:
         if line.strip()
     ]
     first = {row["rule"]: row for row in reversed(rows)}
-    atoms = [*'"\\\n\t\r\x08 =:&%<>é\u200b', "<b>", "password = ", "api_key: ", "sk-"]
+    atoms = [
+        *'"\\\n\t\r\x08 =:&%<>é…\u200b\u2060\U000e0041',
+        "<b>",
+        "password = ",
+        "api_key: ",
+        "sk-",
+    ]
     for row in first.values():
         text = row["text"]
         atoms += [row["secret"], text, text[: len(text) // 2], text[len(text) // 2 :]]
@@ -203,7 +209,8 @@ def test_plain_json_takes_the_common_trees_and_refuses_the_others() -> None:
     from streams.core.leak_walk import _plain_json
 
     assert _plain_json({"a": ["x\ny", 'say "hi"\t', 1]}) == b'{"a":["x\ny","say "hi"\t",1]}'
-    for tree in ({"a": "b\\nc"}, {"a": "&amp;"}, {"a": "50%"}, {"a": "<b>"}, {"a": "é"}):
+    assert _plain_json({"a": "é…"}) == '{"a":"é…"}'.encode()  # no view: non-ASCII alone
+    for tree in ({"a": "b\\nc"}, {"a": "&amp;"}, {"a": "50%"}, {"a": "<b>"}, {"a": "é\u200b"}):
         assert _plain_json(tree) is None, tree
     assert _plain_json({"a": "\x08"}) is None  # an escape other than \n, \t, \r, \"
     assert _plain_json({1: "x"}) is None  # not JSON: the walk decides
