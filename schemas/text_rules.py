@@ -59,10 +59,8 @@ def within_ascii(text: str, allowed: bytes) -> bool:
 def find_control(text: str, with_delete: bool = False) -> int | None:
     """The index of the first character a reply may not hold, or None (one regex search;
     ASCII is cleared by a byte table without it)."""
-    if text.isascii() and (
-        text.isprintable() or within_ascii(text, _ASCII_PROGRESS if with_delete else _ASCII_REPLY)
-    ):
-        return None
+    if text.isprintable() or within_ascii(text, _ASCII_PROGRESS if with_delete else _ASCII_REPLY):
+        return None  # every character of the refused classes is one `isprintable` refuses
     match = (_WITH_DELETE if with_delete else _REPLY).search(text)
     return None if match is None else match.start()
 
@@ -75,8 +73,9 @@ def _escaped(match: re.Match[str]) -> str:
 def escape_controls(text: str) -> str:
     """`text` with every control, bidi control and lone surrogate written as `\\x1b` or
     `\\u202e`: for anything replygate writes itself (a reader's terminal interprets none).
-    Printable ASCII (every character of it is outside the class) is cleared without a search."""
-    if text.isascii() and text.isprintable():
+    Printable text is cleared without a search: every character of the class is one
+    `str.isprintable` refuses (a control, a bidi format character, a surrogate)."""
+    if text.isprintable():
         return text
     return _SHOWN_ESCAPED.sub(_escaped, text) if _SHOWN_ESCAPED.search(text) else text
 

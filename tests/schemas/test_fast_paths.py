@@ -358,8 +358,12 @@ def test_controls_read_from_the_text_equal_those_of_the_value(value: Any, ascii:
 
 
 @settings(max_examples=1500, deadline=None)
-@given(st.lists(_CONTROL_EDGES | st.sampled_from(["\ud800", "~", "x"]), max_size=12).map("".join))
-def test_printable_ascii_needs_no_escape(text: str) -> None:
+@given(
+    st.lists(
+        _CONTROL_EDGES | st.sampled_from(["\ud800", "~", "x", "é…", "\u200f"]), max_size=12
+    ).map("".join)
+)
+def test_printable_text_needs_no_escape(text: str) -> None:
     assert text_rules.escape_controls(text) == text_rules._SHOWN_ESCAPED.sub(
         text_rules._escaped, text
     )
@@ -377,9 +381,19 @@ def test_preview_normalises_once(parts: list[str]) -> None:
 
 @settings(max_examples=1500, deadline=None)
 @given(
-    st.lists(_CONTROL_EDGES | st.sampled_from(["~", "x"]), max_size=12).map("".join), st.booleans()
+    st.lists(_CONTROL_EDGES | st.sampled_from(["~", "x", "é…"]), max_size=12).map("".join),
+    st.booleans(),
 )
-def test_find_control_clears_printable_ascii_as_the_search_would(text: str, delete: bool) -> None:
+def test_find_control_clears_printable_text_as_the_search_would(text: str, delete: bool) -> None:
     pattern = text_rules._WITH_DELETE if delete else text_rules._REPLY
     match = pattern.search(text)
     assert text_rules.find_control(text, delete) == (None if match is None else match.start())
+
+
+def test_no_character_a_control_class_holds_is_printable() -> None:
+    """What lets `isprintable` clear a text without a search, checked for every code point."""
+    classes = (text_rules._SHOWN_ESCAPED, text_rules._REPLY, text_rules._WITH_DELETE)
+    for point in range(0x110000):
+        char = chr(point)
+        if any(pattern.match(char) for pattern in classes):
+            assert not char.isprintable(), hex(point)
