@@ -134,6 +134,10 @@ def run(n: int = N_RECORDS, rounds: int = ROUNDS) -> None:
         now = datetime.now(UTC)
         scan_text("warm-up line")  # plugin initialisation is not per record
         session = CheckSession(gate)
+        # One round untimed, of records no timed round repeats: what a running worker has
+        # done before (RE2 builds its automata's states as new text comes), not per record.
+        for i, rec in enumerate(Workload(199).records(n)):
+            session.line(rec.value, i + 1, now)
         for r in range(rounds):
             records = list(Workload(200 + r).records(n))
             verdicts.clear()
