@@ -132,7 +132,11 @@ def test_the_batch_and_the_scan_get_views_without_a_writer() -> None:
     _, index = _five_pending_on_partition_1()
     index.stale({1})
     view = index.for_batch()
-    assert {name for name in dir(view) if not name.startswith("_")} == {"due", "refile", "releasable"}
+    assert {name for name in dir(view) if not name.startswith("_")} == {
+        "due",
+        "refile",
+        "releasable",
+    }
     writers = {"note", "load", "forget", "clear", "rebuild"}
     assert writers <= set(dir(TurnIndex)) and not writers & set(dir(view))
     pending = index.pending_now()
