@@ -127,7 +127,12 @@ class BatchFlow:
         self.metrics.metrics.batch_off_loop()
         with self.index.lent():
             loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self.judge, self.batch.run, records, now)
+            judged = loop.run_in_executor(self.judge, self.batch.run, records, now)
+            try:
+                return await asyncio.shield(judged)
+            finally:
+                if not judged.done():  # cancelled (a stop): the thread reads the index still
+                    await asyncio.wait([judged])
 
     async def _write_state(self, result: BatchResult) -> None:
         writes = result.writes

@@ -6,7 +6,9 @@ in the judging thread reads it."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+import threading
 from collections.abc import Iterator, Mapping, Set
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -216,3 +218,39 @@ async def test_a_batch_judged_off_the_loop_has_the_index_lent(tmp_path: Path) ->
     refused.clear()
     await flow._judge([small])
     assert refused and not any(refused)
+
+
+async def test_a_cancelled_wait_keeps_the_index_lent_until_the_thread_ends(tmp_path: Path) -> None:
+    """A stop cancels the task that awaits the judging thread; the thread cannot be stopped and
+    goes on reading the index, so it stays lent until the thread ends."""
+    settings = Settings(workspaces_root=tmp_path, media_root=tmp_path)
+    gate = disk_gate(settings)
+    index = StoredIndex(CountingStore(), settings.state_keep)
+    inside, release = threading.Event(), threading.Event()
+
+    def read(_partition: int, _key: bytes) -> bytes | None:
+        inside.set()
+        release.wait(timeout=60)
+        return None
+
+    not_reached: Any = None  # the flow's sending parts: only its judging step runs here
+    flow = BatchFlow(
+        TurnBatch(gate, read, index.for_batch()),
+        not_reached,
+        index,
+        "changelog",
+        not_reached,
+        not_reached,
+        worker_metrics(settings, gate),
+    )
+    large = (Source(settings.topic("replies_raw"), 0, 1, AT, b"c-7"), b"x" * OFF_LOOP_RECORD_BYTES)
+    task = asyncio.ensure_future(flow._judge([large]))
+    await asyncio.get_running_loop().run_in_executor(None, inside.wait, 60)
+    task.cancel()
+    await asyncio.sleep(0)  # the cancellation reaches the awaiting task
+    with pytest.raises(IndexLent):
+        index.apply([])  # the thread is still in the store read
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    index.apply([])  # the thread has ended: the loop writes again
