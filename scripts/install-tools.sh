@@ -50,7 +50,7 @@ stop_prometheus_service() {
 install_apt_packages() {
   local missing=() pkg
   for pkg in "${APT_PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep "install ok installed" >/dev/null || missing+=("$pkg")
   done
   if [[ ${#missing[@]} -eq 0 ]]; then
     log "apt: ${APT_PACKAGES[*]} already installed"
@@ -95,7 +95,7 @@ find_kustomize() {
 install_kustomize() {
   local bin
   bin=$(find_kustomize)
-  if [[ -n $bin ]] && "$bin" version 2>/dev/null | grep -q '^v5\.'; then
+  if [[ -n $bin ]] && "$bin" version 2>/dev/null | grep '^v5\.' >/dev/null; then
     log "kustomize: $("$bin" version) already at $bin"
     return
   fi

@@ -27,7 +27,7 @@ fi
 install_packages() {
   local missing=() pkg
   for pkg in etcd-server containerd runc containernetworking-plugins iptables openssl; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep "install ok installed" >/dev/null || missing+=("$pkg")
   done
   ((${#missing[@]})) || return 0
   log "apt: installing ${missing[*]}"
@@ -69,7 +69,7 @@ write_kubeconfig() {
 # (the Kafka broker, the scripted LLM server) can bind 10.244.0.1 from the start.
 make_bridge() {
   ip link show "$BRIDGE" >/dev/null 2>&1 || ip link add "$BRIDGE" type bridge
-  ip addr show dev "$BRIDGE" | grep -q "inet $GATEWAY/" || ip addr add "$GATEWAY/24" dev "$BRIDGE"
+  ip addr show dev "$BRIDGE" | grep "inet $GATEWAY/" >/dev/null || ip addr add "$GATEWAY/24" dev "$BRIDGE"
   ip link set "$BRIDGE" up
 }
 
@@ -124,7 +124,7 @@ CONF
 
 # The sandbox image, built here: a static Go binary that waits for SIGTERM (none is pulled).
 pause_image() {
-  $CTR images ls -q | grep -qx "$PAUSE_IMAGE" && return 0
+  $CTR images ls -q | grep -x "$PAUSE_IMAGE" >/dev/null && return 0
   docker info >/dev/null 2>&1 || die "a Docker engine is needed once to build the pause image (scripts/with-docker.sh)"
   local dir=$W/pause
   mkdir -p "$dir"

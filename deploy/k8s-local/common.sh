@@ -53,7 +53,7 @@ load_image() {
     ref=docker.io/$ref
   fi
   mark=$W/images/${ref//[\/:]/_}
-  if [[ -f $mark && $(<"$mark") == "$id" ]] && $CTR images ls -q | grep -qx "$ref"; then return 0; fi
+  if [[ -f $mark && $(<"$mark") == "$id" ]] && $CTR images ls -q | grep -x "$ref" >/dev/null; then return 0; fi
   docker save "$1" | $CTR images import - >/dev/null
   mkdir -p "$W/images" && printf '%s' "$id" >"$mark"
   log "loaded $1"

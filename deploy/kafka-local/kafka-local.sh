@@ -76,7 +76,7 @@ broker_pid() {
   pid=$(<"$PID_FILE")
   [[ $pid =~ ^[0-9]+$ ]] || return 0
   # guard against pid reuse: it must be our kafka.Kafka with our properties
-  if [[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "kafka.Kafka $PROPS"; then
+  if [[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -F "kafka.Kafka $PROPS" >/dev/null; then
     printf '%s' "$pid"
   fi
 }
@@ -98,7 +98,7 @@ probe_kind() {
 probe() {
   port_open "$KAFKA_PORT" || return 1
   if [[ $(probe_kind) == kcat ]]; then
-    kcat -b "127.0.0.1:$KAFKA_PORT" -L -m 3 -q 2>/dev/null | grep -q ' 1 brokers:'
+    kcat -b "127.0.0.1:$KAFKA_PORT" -L -m 3 -q 2>/dev/null | grep ' 1 brokers:' >/dev/null
   else
     local cfg=$KAFKA_LOCAL_HOME/probe.properties
     [[ -f $cfg ]] || printf 'request.timeout.ms=3000\ndefault.api.timeout.ms=4000\n' >"$cfg"

@@ -718,3 +718,22 @@ def test_docker_compose_tls_override_mounts_the_secrets_as_files(tmp_path: Path)
     key = "".join(line for line in (certs / "client.key").read_text().splitlines()[1:-1])
     dump = json.dumps([services[n].get("environment", {}) for n in ("kafka", "topics", "worker")])
     assert key not in dump and "PRIVATE KEY" not in dump and "PASSWORD" not in dump.upper()
+
+
+def test_no_script_under_pipefail_pipes_into_grep_q() -> None:
+    """`cmd | grep -q x` under `set -o pipefail` is a false "no" whenever grep exits at its
+    first match before `cmd` has written everything (SIGPIPE): the k8s cluster-up then added
+    an address the bridge already had. Scripts read the whole input (`grep x >/dev/null`)."""
+    found = []
+    for script in sorted(ROOT.glob("**/*.sh")):
+        if any(part in {".venv", ".git", ".kafka-local", ".images"} for part in script.parts):
+            continue
+        text = script.read_text(encoding="utf-8")
+        if "pipefail" not in text:
+            continue
+        found += [
+            f"{script.relative_to(ROOT)}:{number}"
+            for number, line in enumerate(text.splitlines(), 1)
+            if re.search(r"\|\s*grep\s+-[A-Za-z]*q", line)
+        ]
+    assert found == []
