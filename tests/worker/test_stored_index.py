@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from collections.abc import Iterator, Mapping, Set
+from collections.abc import Callable, Iterator, Mapping, Set
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
@@ -181,12 +181,31 @@ def test_nothing_writes_the_index_while_a_batch_judged_off_the_loop_reads_it(
     assert len(_scanned(index)) == 2 and store.read == [{1}, {0, 1}]
 
 
+def _judging_flow(
+    tmp: Path, read: Callable[[int, bytes], bytes | None]
+) -> tuple[BatchFlow, StoredIndex, tuple[Source, bytes]]:
+    """A BatchFlow whose batch reads the store through `read`, its index, and one record large
+    enough to be judged in the judging thread. The flow's sending parts are never reached."""
+    settings = Settings(workspaces_root=tmp, media_root=tmp)
+    gate = disk_gate(settings)
+    index = StoredIndex(CountingStore(), settings.state_keep)
+    not_reached: Any = None
+    flow = BatchFlow(
+        TurnBatch(gate, read, index.for_batch()),
+        not_reached,
+        index,
+        "changelog",
+        not_reached,
+        not_reached,
+        worker_metrics(settings, gate),
+    )
+    large = (Source(settings.topic("replies_raw"), 0, 1, AT, b"c-7"), b"x" * OFF_LOOP_RECORD_BYTES)
+    return flow, index, large
+
+
 async def test_a_batch_judged_off_the_loop_has_the_index_lent(tmp_path: Path) -> None:
     """A real batch of one large record, judged in the judging thread: while its store reads
     run there, the loop's writes to the index are refused, and once it is judged they are not."""
-    settings = Settings(workspaces_root=tmp_path, media_root=tmp_path)
-    gate = disk_gate(settings)
-    index = StoredIndex(CountingStore(), settings.state_keep)
     refused: list[bool] = []
 
     def read(_partition: int, _key: bytes) -> bytes | None:
@@ -198,18 +217,7 @@ async def test_a_batch_judged_off_the_loop_has_the_index_lent(tmp_path: Path) ->
             refused.append(False)
         return None
 
-    batch = TurnBatch(gate, read, index.for_batch())
-    not_reached: Any = None  # the flow's sending parts: only its judging step runs here
-    flow = BatchFlow(
-        batch,
-        not_reached,
-        index,
-        "changelog",
-        not_reached,
-        not_reached,
-        worker_metrics(settings, gate),
-    )
-    large = (Source(settings.topic("replies_raw"), 0, 1, AT, b"c-7"), b"x" * OFF_LOOP_RECORD_BYTES)
+    flow, index, large = _judging_flow(tmp_path, read)
     result = await flow._judge([large])
     assert [j.step.outcome for j in result.judged] == ["dead_letter"]
     assert refused and all(refused)
@@ -223,9 +231,6 @@ async def test_a_batch_judged_off_the_loop_has_the_index_lent(tmp_path: Path) ->
 async def test_a_cancelled_wait_keeps_the_index_lent_until_the_thread_ends(tmp_path: Path) -> None:
     """A stop cancels the task that awaits the judging thread; the thread cannot be stopped and
     goes on reading the index, so it stays lent until the thread ends."""
-    settings = Settings(workspaces_root=tmp_path, media_root=tmp_path)
-    gate = disk_gate(settings)
-    index = StoredIndex(CountingStore(), settings.state_keep)
     inside, release = threading.Event(), threading.Event()
 
     def read(_partition: int, _key: bytes) -> bytes | None:
@@ -233,17 +238,7 @@ async def test_a_cancelled_wait_keeps_the_index_lent_until_the_thread_ends(tmp_p
         release.wait(timeout=60)
         return None
 
-    not_reached: Any = None  # the flow's sending parts: only its judging step runs here
-    flow = BatchFlow(
-        TurnBatch(gate, read, index.for_batch()),
-        not_reached,
-        index,
-        "changelog",
-        not_reached,
-        not_reached,
-        worker_metrics(settings, gate),
-    )
-    large = (Source(settings.topic("replies_raw"), 0, 1, AT, b"c-7"), b"x" * OFF_LOOP_RECORD_BYTES)
+    flow, index, large = _judging_flow(tmp_path, read)
     task = asyncio.ensure_future(flow._judge([large]))
     await asyncio.get_running_loop().run_in_executor(None, inside.wait, 60)
     task.cancel()
