@@ -114,9 +114,13 @@ def preview_line(text: str) -> str:
 
 
 def preview(text: str, mask: Callable[[str], str]) -> str:
-    """`preview_line(text)` masked again until stable, since joining or cutting text can make a
+    """`preview_line(text)` masked (`masked_line`)."""
+    return masked_line(preview_line(text), mask)
+
+
+def masked_line(line: str, mask: Callable[[str], str]) -> str:
+    """A preview line masked again until stable, since joining or cutting text can make a
     string a leak rule matches (the message's own strings are already masked)."""
-    line = preview_line(text)
     for _ in range(_MAX_PASSES):
         masked = mask(line)
         if masked == line:

@@ -58,7 +58,7 @@ def within_ascii(text: str, allowed: bytes) -> bool:
 
 def find_control(text: str, with_delete: bool = False) -> int | None:
     """The index of the first character a reply may not hold, or None (one regex search;
-    ASCII is cleared by a byte table without it)."""
+    printable text and ASCII with line breaks are cleared without it)."""
     if text.isprintable() or within_ascii(text, _ASCII_PROGRESS if with_delete else _ASCII_REPLY):
         return None  # every character of the refused classes is one `isprintable` refuses
     match = (_WITH_DELETE if with_delete else _REPLY).search(text)
@@ -168,7 +168,7 @@ def _may_write_control(text: str) -> bool:
     is searched twice, for the class and for the escapes: one pattern with both as
     alternatives tries each at every position (~2.5x slower for 400 characters)."""
     escaped = "\\" in text and _ESCAPED_IN_TEXT.search(text) is not None
-    return escaped or (not text.isascii() and _REPLY.search(text) is not None)
+    return escaped or (not text.isascii() and find_control(text) is not None)
 
 
 def tree_has_control(value: Any) -> bool:

@@ -318,8 +318,8 @@ class Masker:
         return marker(KEYED_RULE), {KEYED_RULE: 1}
 
     def is_clean(self, value: Any) -> bool:
-        """True when `mask_tree` would change nothing in `value` (a list or dict): its strings
-        pre-filtered in one pass, the common case at a fraction of a mask each."""
+        """True when `mask_tree` would change nothing in `value` (a dict, list or tuple): its
+        strings pre-filtered in one pass, the common case at a fraction of a mask each."""
         return tree_is_clean(value, self._rules, self._keys, self.mask_text)
 
     def mask_tree(self, value: Any, path: str = "$") -> tuple[Any, list[MaskHit]]:

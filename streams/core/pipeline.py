@@ -34,7 +34,7 @@ from schemas.issue import Issue, Notice
 from schemas.issue_sink import capped
 from schemas.json_numbers import as_written, loads_wide, wide_integer
 from schemas.json_read import KeyPath, duplicate_key_issues, duplicate_keys, lone_surrogate_issue
-from schemas.preview import preview, preview_line
+from schemas.preview import masked_line, preview_line
 from schemas.progress import progress_text_issues
 from schemas.records import (
     EMPTY_CONTEXT,
@@ -562,8 +562,8 @@ class Gate:
         else:
             if unmasked:
                 message, hits = self.masker.mask_tree(message, "$")
-                text = self.contracts[turn.contract].preview_text(message)
-            shown_line = preview(text, self._mask)
+                line = preview_line(self.contracts[turn.contract].preview_text(message))
+            shown_line = masked_line(line, self._mask)
             shown_turn, shown_conversation, shown_delivery = self.shown_ids(*ids)
         record = Delivery.model_construct(
             delivery_id=shown_delivery,
